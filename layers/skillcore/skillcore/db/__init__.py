@@ -1,0 +1,1 @@
+"""Store modules: the only code that talks to DynamoDB. One module per aggregate."""

@@ -1,0 +1,129 @@
+"""Conversations table.
+
+Key design: pk = userId, sk = conversationId. The item carries a copy of its member agents' cards
+(agents are immutable), so a chat turn learns the answering agent's name and persona from the same read.
+Counters (`messageCount` of visible messages, `lastMessageAt`, `lastMessagePreview`) are maintained by the
+writers of messages: the chat turn in its transaction, background writers by recounting.
+Access patterns: get one (pk+sk, batched into the chat turn's first read), list a user's conversations
+(Query pk, optional filter on kind: kinds are few and a user's conversations are few).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from skillcore.clock import parse_time, to_api_time
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.models import AgentCard, Conversation, ConversationKind
+
+
+def conversation_key(user_id: str, conversation_id: str) -> dict[str, Any]:
+    return key(pk=user_id, sk=conversation_id)
+
+
+def to_conversation_item(conversation: Conversation) -> dict[str, Any]:
+    return to_item(
+        {
+            "pk": conversation.user_id,
+            "sk": conversation.conversation_id,
+            "kind": conversation.kind.value,
+            "agents": [a.model_dump() for a in conversation.agents],
+            "title": conversation.title,
+            "messageCount": conversation.message_count,
+            "lastMessageAt": to_api_time(conversation.last_message_at) if conversation.last_message_at else None,
+            "lastMessagePreview": conversation.last_message_preview,
+            "automationJobId": conversation.automation_job_id,
+            "createdAt": to_api_time(conversation.created_at),
+        }
+    )
+
+
+def conversation_from_item(item: dict[str, Any]) -> Conversation:
+    return Conversation(
+        user_id=item["pk"],
+        conversation_id=item["sk"],
+        kind=ConversationKind(item["kind"]),
+        agents=tuple(AgentCard(**a) for a in item.get("agents", [])),
+        title=item.get("title", ""),
+        message_count=int(item.get("messageCount", 0)),
+        last_message_at=parse_time(item["lastMessageAt"]) if item.get("lastMessageAt") else None,
+        last_message_preview=item.get("lastMessagePreview"),
+        automation_job_id=item.get("automationJobId"),
+        created_at=parse_time(item["createdAt"]),
+    )
+
+
+def get_conversation(db: Db, user_id: str, conversation_id: str) -> Conversation | None:
+    response = db.client.get_item(TableName=db.tables.conversations, Key=conversation_key(user_id, conversation_id))
+    item = from_item(response.get("Item"))
+    return conversation_from_item(item) if item else None
+
+
+def list_conversations(
+    db: Db, user_id: str, *, kind: ConversationKind | None, limit: int, cursor: str | None
+) -> tuple[list[Conversation], str | None]:
+    page = query_page(
+        db,
+        table=db.tables.conversations,
+        partition=("pk", user_id),
+        limit=limit,
+        cursor=cursor,
+        filter_expression="#kind = :kind" if kind else None,
+        names={"#kind": "kind"} if kind else None,
+        values={":kind": kind.value} if kind else None,
+    )
+    return [conversation_from_item(i) for i in page.items], page.next_cursor
+
+
+def put_conversation_op(db: Db, conversation: Conversation) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": db.tables.conversations,
+            "Item": to_conversation_item(conversation),
+            "ConditionExpression": "attribute_not_exists(#pk)",
+            "ExpressionAttributeNames": {"#pk": "pk"},
+        }
+    }
+
+
+def put_conversation(db: Db, conversation: Conversation) -> None:
+    db.client.put_item(**put_conversation_op(db, conversation)["Put"])
+
+
+def record_visible_messages_op(
+    db: Db, user_id: str, conversation_id: str, *, added: int, last_at: datetime, last_text: str
+) -> dict[str, Any]:
+    """Counts `added` visible messages and moves the summary forward (never backwards in time)."""
+    return {
+        "Update": {
+            "TableName": db.tables.conversations,
+            "Key": conversation_key(user_id, conversation_id),
+            "UpdateExpression": "SET #lat = :at, #prev = :prev ADD #count :n",
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": {
+                "#lat": "lastMessageAt", "#prev": "lastMessagePreview", "#count": "messageCount", "#pk": "pk",
+            },
+            "ExpressionAttributeValues": {
+                ":at": to_value(to_api_time(last_at)), ":prev": to_value(last_text), ":n": to_value(added),
+            },
+        }
+    }
+
+
+def set_summary(db: Db, user_id: str, conversation_id: str, *, count: int, last_at: datetime | None, preview: str | None) -> None:
+    """Overwrites the summary with recounted values (the repair path of idempotent writers)."""
+    db.client.update_item(
+        TableName=db.tables.conversations,
+        Key=conversation_key(user_id, conversation_id),
+        UpdateExpression="SET #count = :n, #lat = :at, #prev = :prev",
+        ConditionExpression="attribute_exists(#pk)",
+        ExpressionAttributeNames={
+            "#lat": "lastMessageAt", "#prev": "lastMessagePreview", "#count": "messageCount", "#pk": "pk",
+        },
+        ExpressionAttributeValues={
+            ":n": to_value(count),
+            ":at": to_value(to_api_time(last_at)) if last_at else {"NULL": True},
+            ":prev": to_value(preview) if preview is not None else {"NULL": True},
+        },
+    )

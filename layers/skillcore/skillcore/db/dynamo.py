@@ -1,0 +1,198 @@
+"""DynamoDB plumbing shared by the store modules.
+
+- `Db` bundles the low-level client with the table names (the client API is used throughout: it is lighter
+  to import and create than the resource API).
+- `to_item`/`from_item` convert plain dicts to and from the attribute-value format.
+- `translate_condition_failure` is the one place where ConditionalCheckFailedException becomes a domain error.
+- Cursors are opaque, but they are checked to belong to the partition being listed.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from skillcore.errors import AlreadyExists, RuleViolation, VersionConflict
+from skillcore.settings import Settings, TableNames
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+@dataclass(frozen=True)
+class Db:
+    client: Any
+    tables: TableNames
+
+
+def make_client(settings: Settings) -> Any:
+    import boto3  # imported here so modules that only describe items stay cheap to import
+    from botocore.config import Config
+
+    config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5)
+    return boto3.client(
+        "dynamodb", region_name=settings.region, endpoint_url=settings.dynamodb_endpoint, config=config
+    )
+
+
+def make_db(settings: Settings) -> Db:
+    return Db(client=make_client(settings), tables=settings.tables)
+
+
+def _to_dynamo(value: Any) -> Any:
+    if isinstance(value, float):
+        return Decimal(str(value))
+    if isinstance(value, dict):
+        return {k: _to_dynamo(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_to_dynamo(v) for v in value]
+    return value
+
+
+def _from_dynamo(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, dict):
+        return {k: _from_dynamo(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_dynamo(v) for v in value]
+    if isinstance(value, set):
+        return sorted(_from_dynamo(v) for v in value)
+    return value
+
+
+def to_item(data: dict[str, Any]) -> dict[str, Any]:
+    """Serialises a dict; None values are dropped (absent attribute, which keeps sparse indexes sparse)."""
+    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in data.items() if v is not None}
+
+
+def to_value(value: Any) -> dict[str, Any]:
+    return _serializer.serialize(_to_dynamo(value))
+
+
+def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
+    if item is None:
+        return None
+    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+
+
+def key(**parts: str) -> dict[str, Any]:
+    return {k: {"S": v} for k, v in parts.items()}
+
+
+def is_condition_failure(error: ClientError) -> bool:
+    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
+
+
+def old_item(error: ClientError) -> dict[str, Any] | None:
+    """The item as it was when the condition failed (ReturnValuesOnConditionCheckFailure=ALL_OLD)."""
+    return from_item(error.response.get("Item"))
+
+
+@contextmanager
+def translate_condition_failure(kind: type[AlreadyExists] | type[VersionConflict], message: str) -> Iterator[None]:
+    try:
+        yield
+    except ClientError as error:
+        if is_condition_failure(error):
+            raise kind(message, details={}) from error
+        raise
+
+
+def transaction_reasons(error: ClientError) -> list[str]:
+    """The per-item cancellation codes of a TransactionCanceledException ('None' where the item was fine)."""
+    return [reason.get("Code", "None") for reason in error.response.get("CancellationReasons", [])]
+
+
+def transaction_old_items(error: ClientError) -> list[dict[str, Any] | None]:
+    return [from_item(reason.get("Item")) for reason in error.response.get("CancellationReasons", [])]
+
+
+def encode_cursor(last_key: dict[str, Any] | None) -> str | None:
+    if not last_key:
+        return None
+    raw = json.dumps(last_key, separators=(",", ":"), sort_keys=True).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str | None, *, partition: tuple[str, str]) -> dict[str, Any] | None:
+    """Decodes a cursor and checks it belongs to `partition` (attribute, value): a cursor never crosses owners."""
+    if not cursor:
+        return None
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        decoded = json.loads(base64.urlsafe_b64decode(padded.encode()))
+        if not isinstance(decoded, dict) or not all(
+            isinstance(v, dict) and len(v) == 1 and isinstance(next(iter(v.values())), str) for v in decoded.values()
+        ):
+            raise ValueError("bad shape")
+        attr, value = partition
+        if decoded.get(attr) != {"S": value}:
+            raise ValueError("foreign cursor")
+        return decoded
+    except (ValueError, TypeError, json.JSONDecodeError) as error:
+        raise RuleViolation(
+            "cursor is not valid", code="validation_error",
+            details={"errors": [{"path": "cursor", "message": "invalid cursor"}]},
+        ) from error
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+def query_page(
+    db: Db,
+    *,
+    table: str,
+    partition: tuple[str, str],
+    limit: int,
+    cursor: str | None,
+    index: str | None = None,
+    newest_first: bool = False,
+    sort_condition: str | None = None,
+    values: dict[str, Any] | None = None,
+    names: dict[str, str] | None = None,
+    filter_expression: str | None = None,
+) -> Page:
+    """One Query for one page of a partition. With a filter, DynamoDB may return fewer than `limit` items
+    with a cursor; the caller still gets a correct cursor."""
+    attr, value = partition
+    expr_names = {"#pk": attr, **(names or {})}
+    expr_values = {":pk": {"S": value}, **{k: to_value(v) for k, v in (values or {}).items()}}
+    condition = "#pk = :pk" + (f" AND {sort_condition}" if sort_condition else "")
+    params: dict[str, Any] = {
+        "TableName": table,
+        "KeyConditionExpression": condition,
+        "ExpressionAttributeNames": expr_names,
+        "ExpressionAttributeValues": expr_values,
+        "Limit": limit,
+        "ScanIndexForward": not newest_first,
+    }
+    if index:
+        params["IndexName"] = index
+    if filter_expression:
+        params["FilterExpression"] = filter_expression
+    start = decode_cursor(cursor, partition=partition)
+    if start:
+        params["ExclusiveStartKey"] = start
+    try:
+        response = db.client.query(**params)
+    except ClientError as error:
+        if start and error.response.get("Error", {}).get("Code") == "ValidationException":
+            raise RuleViolation(
+                "cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]}
+            ) from error
+        raise
+    items = [from_item(i) or {} for i in response.get("Items", [])]
+    return Page(items=items, next_cursor=encode_cursor(response.get("LastEvaluatedKey")))

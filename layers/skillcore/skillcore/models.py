@@ -1,0 +1,125 @@
+"""Domain models of the chat core: profile, agent, conversation, message and SkillRun.
+
+These are neither API bodies (api/views.py shapes those) nor DynamoDB items (the store modules map those).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class Profile(Frozen):
+    user_id: str
+    timezone: str
+    display_name: str
+    created_at: datetime
+    updated_at: datetime
+
+
+class Agent(Frozen):
+    user_id: str
+    agent_id: str
+    name: str
+    persona: str
+    default_conversation_id: str
+    last_reply_at: datetime | None
+    created_at: datetime
+
+
+class ConversationKind(StrEnum):
+    SINGLE = "single"
+    GROUP = "group"
+    AUTOMATION = "automation"
+
+
+class AgentCard(Frozen):
+    """What a conversation keeps of each member agent (agents are immutable, so the copy never goes stale)."""
+
+    agent_id: str
+    name: str
+    persona: str
+
+
+class Conversation(Frozen):
+    user_id: str
+    conversation_id: str
+    kind: ConversationKind
+    agents: tuple[AgentCard, ...]
+    title: str
+    message_count: int
+    last_message_at: datetime | None
+    last_message_preview: str | None
+    automation_job_id: str | None = None
+    created_at: datetime
+
+    @property
+    def agent_ids(self) -> list[str]:
+        return [a.agent_id for a in self.agents]
+
+    def agent(self, agent_id: str) -> AgentCard | None:
+        return next((a for a in self.agents if a.agent_id == agent_id), None)
+
+
+class Role(StrEnum):
+    USER = "user"
+    ASSISTANT = "assistant"
+
+
+class Origin(StrEnum):
+    CHAT = "chat"
+    AUTOMATION = "automation"
+    BACKGROUND = "background"
+
+
+class Message(Frozen):
+    message_id: str
+    conversation_id: str
+    role: Role
+    agent_id: str | None
+    text: str
+    origin: Origin
+    hidden_from_user: bool = False
+    created_at: datetime
+
+
+class RunKind(StrEnum):
+    WORKFLOW = "workflow"
+    TOOL = "tool"
+    PROMPT = "prompt"
+    PLAIN = "plain"
+
+
+class RunOutcome(StrEnum):
+    SUCCEEDED = "succeeded"
+    DENIED = "denied"
+    DEGRADED = "degraded"
+    FAILED = "failed"
+
+
+class SkillRun(Frozen):
+    """One executor decision. Holds no message text by construction: there is no field for it."""
+
+    run_id: str
+    user_id: str
+    conversation_id: str
+    kind: RunKind
+    skill_id: str | None
+    skill_version: str | None
+    outcome: RunOutcome
+    duration_ms: int
+    memories_used: int | None = None
+    at: datetime
+
+
+PREVIEW_CHARS = 80
+
+
+def preview(text: str) -> str:
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
