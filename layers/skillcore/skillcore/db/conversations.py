@@ -5,7 +5,8 @@ Key design: pk = userId, sk = conversationId. The item carries a copy of its mem
 Counters (`messageCount` of visible messages, `lastMessageAt`, `lastMessagePreview`) are maintained by the
 writers of messages: the chat turn in its transaction, background writers by recounting.
 Access patterns: get one (pk+sk, batched into the chat turn's first read), list a user's conversations
-(Query pk, optional filter on kind: kinds are few and a user's conversations are few).
+(Query pk, optional filter on kind: kinds are few and a user's conversations are few), and for operators
+the owner of a conversation id (GSI `byConversationId`, hash = sk, keys only: counter updates never touch it).
 """
 
 from __future__ import annotations
@@ -58,6 +59,19 @@ def get_conversation(db: Db, user_id: str, conversation_id: str) -> Conversation
     response = db.client.get_item(TableName=db.tables.conversations, Key=conversation_key(user_id, conversation_id))
     item = from_item(response.get("Item"))
     return conversation_from_item(item) if item else None
+
+
+BY_CONVERSATION_ID = "byConversationId"
+
+
+def owner_of(db: Db, conversation_id: str) -> str | None:
+    response = db.client.query(
+        TableName=db.tables.conversations, IndexName=BY_CONVERSATION_ID,
+        KeyConditionExpression="#sk = :id", ExpressionAttributeNames={"#sk": "sk"},
+        ExpressionAttributeValues={":id": {"S": conversation_id}}, Limit=1,
+    )
+    items = response.get("Items", [])
+    return items[0]["pk"]["S"] if items else None
 
 
 def list_conversations(

@@ -1,0 +1,25 @@
+"""RpcFunction: the /rpc/* routes. Composition root: settings, clients and services are built once per
+cold start; the handler only resolves the request."""
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from skillcore.api import routes_core, routes_skills
+from skillcore.api.app import new_app
+from skillcore.clock import system_clock
+from skillcore.db.dynamo import make_db
+from skillcore.observability import logger
+from skillcore.services.profile import ProfileDeps
+from skillcore.settings import Settings
+from skillcore.skills.builtin import SKILLS
+
+settings = Settings.from_env()
+db = make_db(settings)
+routes = new_app()
+routes_core.register(routes, routes_core.CoreDeps(db=db, clock=system_clock, profile=ProfileDeps(db=db)))
+routes_skills.register(routes, routes_skills.SkillDeps(db=db, skills=SKILLS, clock=system_clock))
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return routes.app.resolve(event, context)

@@ -1,0 +1,64 @@
+"""API request models: strict (unknown fields are rejected), camelCase on the wire."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic.alias_generators import to_camel
+
+from skillcore.models import ConversationKind
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True)
+
+
+def _no_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be blank")
+    return value
+
+
+class PutProfile(Strict):
+    timezone: str | None = Field(default=None, min_length=1, max_length=64)
+    display_name: str | None = Field(default=None, max_length=60)
+
+
+class CreateAgent(Strict):
+    name: str = Field(min_length=1, max_length=40)
+    persona: str = Field(default="", max_length=2000)
+
+    _name = field_validator("name")(_no_blank)
+
+
+Id = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+class CreateConversation(Strict):
+    kind: Literal["group"]
+    agent_ids: list[Id] = Field(min_length=2, max_length=8)
+    title: str | None = Field(default=None, min_length=1, max_length=80)
+
+
+class PostMessage(Strict):
+    client_message_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    text: str = Field(min_length=1, max_length=4000)
+    agent_id: Id | None = None
+
+    _text = field_validator("text")(_no_blank)
+
+
+class PatchSkill(Strict):
+    enabled: bool = Field(strict=True)
+
+
+class Paging(BaseModel):
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    limit: int = Field(default=50, ge=1, le=100)
+    cursor: str | None = Field(default=None, max_length=2048)
+
+
+class ConversationQuery(Paging):
+    kind: ConversationKind | None = None

@@ -1,0 +1,46 @@
+"""Routes: the skills catalog, the per-user switches and the run log."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from aws_lambda_powertools.event_handler import Response
+
+from skillcore.api import http, views
+from skillcore.api.app import Routes
+from skillcore.api.errors import json_response
+from skillcore.api.requests import Paging, PatchSkill
+from skillcore.clock import Clock
+from skillcore.db import runs as run_store
+from skillcore.db.dynamo import Db
+from skillcore.services import skills as skill_service
+from skillcore.skills.builtin import Skills
+
+
+@dataclass(frozen=True)
+class SkillDeps:
+    db: Db
+    skills: Skills
+    clock: Clock
+
+
+def register(routes: Routes, deps: SkillDeps) -> None:
+    @routes.route("GET", "/rpc/skills")
+    def catalog() -> Response:
+        user = http.user_id(routes.event)
+        entries = skill_service.catalog(deps.db, deps.skills, user)
+        return json_response(200, views.page([views.catalog_item(e) for e in entries], None))
+
+    @routes.route("GET", "/rpc/skills/runs")
+    def list_runs() -> Response:
+        user = http.user_id(routes.event)
+        paging = http.parse(Paging, http.query(routes.event))
+        items, cursor = run_store.list_runs(deps.db, user, limit=paging.limit, cursor=paging.cursor)
+        return json_response(200, views.page([views.run(r, with_context=True) for r in items], cursor))
+
+    @routes.route("PATCH", "/rpc/skills/<skillId>")
+    def patch_skill(skillId: str) -> Response:  # noqa: N803 - the path parameter's name
+        user = http.user_id(routes.event)
+        request = http.body(routes.event, PatchSkill)
+        entry = skill_service.set_enabled(deps.db, deps.skills, user, skillId, request.enabled, deps.clock())
+        return json_response(200, views.catalog_item(entry))

@@ -1,0 +1,81 @@
+"""Domain -> API bodies (camelCase, UTC times with Z). The only place that knows the API's shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillcore.clock import to_api_time
+from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
+from skillcore.services.skills import CatalogEntry
+
+
+def _time(value: Any) -> str | None:
+    return to_api_time(value) if value is not None else None
+
+
+def profile(p: Profile) -> dict[str, Any]:
+    return {
+        "userId": p.user_id, "timezone": p.timezone, "displayName": p.display_name,
+        "createdAt": _time(p.created_at), "updatedAt": _time(p.updated_at),
+    }
+
+
+def agent(a: Agent) -> dict[str, Any]:
+    return {
+        "agentId": a.agent_id, "name": a.name, "persona": a.persona,
+        "defaultConversationId": a.default_conversation_id, "lastReplyAt": _time(a.last_reply_at),
+        "createdAt": _time(a.created_at),
+    }
+
+
+def conversation(c: Conversation) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "conversationId": c.conversation_id, "kind": c.kind.value, "agentIds": c.agent_ids, "title": c.title,
+        "messageCount": c.message_count, "lastMessageAt": _time(c.last_message_at),
+        "lastMessagePreview": c.last_message_preview, "createdAt": _time(c.created_at),
+    }
+    if c.automation_job_id:
+        body["automationJobId"] = c.automation_job_id
+    return body
+
+
+def message(m: Message, *, admin: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "messageId": m.message_id, "conversationId": m.conversation_id, "role": m.role.value,
+        "text": m.text, "origin": m.origin.value, "createdAt": _time(m.created_at),
+    }
+    if m.agent_id:
+        body["agentId"] = m.agent_id
+    if admin:
+        body["hiddenFromUser"] = m.hidden_from_user
+    return body
+
+
+def run(r: SkillRun, *, with_context: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "runId": r.run_id, "kind": r.kind.value, "skillId": r.skill_id, "skillVersion": r.skill_version,
+        "outcome": r.outcome.value, "durationMs": r.duration_ms,
+    }
+    if r.memories_used is not None:
+        body["memoriesUsed"] = r.memories_used
+    if with_context:
+        body["conversationId"] = r.conversation_id
+        body["at"] = _time(r.at)
+    return body
+
+
+def catalog_item(entry: CatalogEntry) -> dict[str, Any]:
+    m = entry.manifest
+    return {
+        "skillId": m.skill_id, "version": m.version, "kind": m.kind.value, "name": m.name,
+        "description": m.description, "enabled": entry.enabled,
+        "permissions": [
+            {"code": p.code, "riskLevel": p.risk_level.value, "approvalMode": p.approval_mode.value,
+             "granted": p.code in entry.granted}
+            for p in m.permissions
+        ],
+    }
+
+
+def page(items: list[dict[str, Any]], next_cursor: str | None) -> dict[str, Any]:
+    return {"items": items, "nextCursor": next_cursor}

@@ -1,0 +1,50 @@
+"""The chat turn's first read: everything it needs, keyed by user and conversation, in one BatchGetItem.
+
+This crosses aggregates on purpose (conversation, the user's skill switches, the turn record and the
+workflow session), because a plain turn has a budget of a handful of requests. Later issues add the
+user's permission grants to the same batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from skillcore.db import conversations, sessions, turns, users
+from skillcore.db.dynamo import Db, from_item
+from skillcore.db.sessions import WorkflowSession
+from skillcore.models import Conversation
+
+
+@dataclass(frozen=True)
+class TurnState:
+    conversation: Conversation | None
+    disabled_skills: frozenset[str]
+    recorded: tuple[str, dict[str, Any]] | None  # (text digest, stored response) of a previous identical post
+    session: WorkflowSession | None
+
+
+def read_turn_state(db: Db, user_id: str, conversation_id: str, client_message_id: str) -> TurnState:
+    wanted: dict[str, list[dict[str, Any]]] = {
+        db.tables.conversations: [conversations.conversation_key(user_id, conversation_id)],
+        db.tables.users: [users.bindings_key(user_id)],
+        db.tables.turns: [turns.turn_key(conversation_id, client_message_id)],
+        db.tables.sessions: [sessions.session_key(conversation_id)],
+    }
+    found: dict[str, list[dict[str, Any]]] = {table: [] for table in wanted}
+    request: dict[str, Any] = {table: {"Keys": keys, "ConsistentRead": True} for table, keys in wanted.items()}
+    while request:
+        response = db.client.batch_get_item(RequestItems=request)
+        for table, items in response.get("Responses", {}).items():
+            found[table].extend(from_item(i) or {} for i in items)
+        request = response.get("UnprocessedKeys") or {}
+    conversation_items = found[db.tables.conversations]
+    turn_items = found[db.tables.turns]
+    session_items = found[db.tables.sessions]
+    binding_items = found[db.tables.users]
+    return TurnState(
+        conversation=conversations.conversation_from_item(conversation_items[0]) if conversation_items else None,
+        disabled_skills=users.disabled_skills(binding_items[0] if binding_items else None),
+        recorded=turns.recorded_response(turn_items[0] if turn_items else None),
+        session=sessions.session_from_item(session_items[0] if session_items else None),
+    )

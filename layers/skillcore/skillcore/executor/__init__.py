@@ -1,0 +1,1 @@
+"""The unified executor of a chat turn."""

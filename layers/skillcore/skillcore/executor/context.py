@@ -1,0 +1,50 @@
+"""What the executor knows about a turn, and what it decides."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from skillcore.db.sessions import WorkflowSession
+from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
+from skillcore.skills.manifest import SkillManifest
+
+
+@dataclass
+class TurnContext:
+    user_id: str
+    conversation: Conversation
+    agent: AgentCard
+    text: str
+    source_message_id: str
+    disabled_skills: frozenset[str]
+    session: WorkflowSession | None
+    now: datetime
+    load_history: Callable[[], list[Message]]
+    _history: list[Message] | None = field(default=None, repr=False)
+
+    def history(self) -> list[Message]:
+        """Earlier visible messages, read only when a branch needs the model (workflows do not)."""
+        if self._history is None:
+            self._history = self.load_history()
+        return self._history
+
+    def enabled(self, manifest: SkillManifest) -> bool:
+        return manifest.skill_id not in self.disabled_skills
+
+
+@dataclass(frozen=True)
+class SessionWrite:
+    session: WorkflowSession
+    previous_revision: int | None  # None: no live session existed
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    reply: str
+    kind: RunKind
+    outcome: RunOutcome
+    skill: SkillManifest | None = None
+    session_write: SessionWrite | None = None
+    memories_used: int | None = None

@@ -1,0 +1,174 @@
+"""The unified executor, in the seed's order:
+
+duplicate-message recovery (the chat service, before this runs) -> active workflow -> new workflow ->
+tool skill -> prompt skill -> plain reply. The first branch that takes the turn handles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
+
+from skillcore.db.sessions import SessionStatus, WorkflowSession
+from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
+from skillcore.model.port import BlockKind, ChatMessage, ChatModel, ModelError, ModelRequest, SystemBlock
+from skillcore.models import ConversationKind, Role, RunKind, RunOutcome
+from skillcore.observability import logger
+from skillcore.skills.builtin import Skills
+from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
+from skillcore.skills.manifest import ConversationScope
+from skillcore.skills.matchers import MatchKind, is_chinese
+
+CANCEL_COMMANDS = ("/cancel", "取消")
+
+DEGRADED_REPLY = ("Sorry, I can't answer right now. Please try again in a moment.", "抱歉，我现在无法回答，请稍后再试。")
+
+
+class Branch(Protocol):
+    """An optional executor branch (the tool-skill branch plugs in here)."""
+
+    def __call__(self, ctx: TurnContext, base: Callable[[TurnContext, Sequence[SystemBlock]], TurnResult]) -> TurnResult | None: ...
+
+
+class Executor:
+    def __init__(
+        self,
+        skills: Skills,
+        model: ChatModel,
+        *,
+        new_id: Callable[[], str],
+        max_tokens: int | None = None,
+        tool_branch: Branch | None = None,
+        context_blocks: Callable[[TurnContext], tuple[Sequence[SystemBlock], int | None]] | None = None,
+    ):
+        self._skills = skills
+        self._model = model
+        self._new_id = new_id
+        self._max_tokens = max_tokens
+        self._tool_branch = tool_branch
+        self._context_blocks = context_blocks
+
+    def execute(self, ctx: TurnContext) -> TurnResult:
+        return (
+            self._active_workflow(ctx)
+            or self._new_workflow(ctx)
+            or (self._tool_branch(ctx, self.reply_with) if self._tool_branch else None)
+            or self._prompt_skill(ctx)
+            or self.reply_with(ctx, ())
+        )
+
+    # -- workflows ---------------------------------------------------------------------------------
+    def _active_workflow(self, ctx: TurnContext) -> TurnResult | None:
+        session = ctx.session
+        if session is None or not session.active:
+            return None
+        definition = self._skills.workflows.get(session.skill_id, session.skill_version)
+        if definition is None or not ctx.enabled(definition.manifest):
+            # The skill was disabled (or its version withdrawn) mid-session: the session ends quietly and
+            # the turn continues down the chain, since a disabled skill is never triggered.
+            return None
+        transition = definition.handler.advance(session, ctx.text, chinese=is_chinese(ctx.text))
+        return self._workflow_result(ctx, definition, transition, session)
+
+    def _new_workflow(self, ctx: TurnContext) -> TurnResult | None:
+        for definition in self._skills.workflows.current():
+            if not self._applicable(ctx, definition.manifest.scope) or not ctx.enabled(definition.manifest):
+                continue
+            match = definition.matchers.match(ctx.text)
+            if match is None:
+                continue
+            # Only an explicit command carries an argument (`/goal run a 10k`); a plainly worded request does not.
+            argument = match.argument if match.kind is MatchKind.COMMAND else ""
+            transition = definition.handler.start(argument, chinese=is_chinese(ctx.text))
+            return self._workflow_result(ctx, definition, transition, None)
+        return None
+
+    def _workflow_result(
+        self,
+        ctx: TurnContext,
+        definition: WorkflowSkillDefinition,
+        transition: WorkflowTransition,
+        previous: WorkflowSession | None,
+    ) -> TurnResult:
+        status = (
+            SessionStatus.CANCELLED if transition.cancelled
+            else SessionStatus.COMPLETED if transition.finished
+            else SessionStatus.ACTIVE
+        )
+        if previous is None:
+            session = WorkflowSession(
+                conversation_id=ctx.conversation.conversation_id,
+                session_id=self._new_id(),
+                skill_id=definition.manifest.skill_id,
+                skill_version=definition.manifest.version,
+                status=status,
+                step=transition.step,
+                slots=transition.slots,
+                revision=1,
+                started_at=ctx.now,
+                updated_at=ctx.now,
+            )
+            write = SessionWrite(session, None)
+        else:
+            session = previous.model_copy(update={
+                "status": status, "step": transition.step, "slots": transition.slots,
+                "revision": previous.revision + 1, "updated_at": ctx.now,
+            })
+            write = SessionWrite(session, previous.revision)
+        return TurnResult(
+            reply=transition.reply, kind=RunKind.WORKFLOW, outcome=RunOutcome.SUCCEEDED,
+            skill=definition.manifest, session_write=write,
+        )
+
+    # -- prompt skills and plain replies -----------------------------------------------------------
+    def _prompt_skill(self, ctx: TurnContext) -> TurnResult | None:
+        chosen = [
+            d for d in self._skills.prompts.current()
+            if ctx.enabled(d.manifest) and self._applicable(ctx, d.manifest.scope) and d.matchers.match(ctx.text)
+        ]
+        if not chosen:
+            return None
+        blocks = [SystemBlock(BlockKind.SKILL, d.instruction, source=d.manifest.skill_id) for d in chosen]
+        result = self.reply_with(ctx, blocks)
+        # The first matching prompt skill names the run; the others still shaped the reply.
+        return replace(result, kind=RunKind.PROMPT, skill=chosen[0].manifest)
+
+    def reply_with(self, ctx: TurnContext, blocks: Sequence[SystemBlock]) -> TurnResult:
+        """Asks the model for a reply with the persona, the context blocks and `blocks`; never raises."""
+        context, memories = self._context_blocks(ctx) if self._context_blocks else ((), None)
+        request = ModelRequest(
+            system=(persona_block(ctx), *context, *blocks),
+            messages=tuple(self._messages(ctx)),
+            max_tokens=self._max_tokens,
+        )
+        try:
+            response = self._model.converse(request)
+            text = response.text.strip()
+            if not text:
+                raise ModelError("empty_reply")
+        except ModelError as error:
+            logger.warning("model unavailable", extra={"error_code": str(error)})
+            text = DEGRADED_REPLY[1 if is_chinese(ctx.text) else 0]
+            return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.DEGRADED, memories_used=memories)
+        return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.SUCCEEDED, memories_used=memories)
+
+    def _messages(self, ctx: TurnContext) -> list[ChatMessage]:
+        history = [
+            ChatMessage(role="user" if m.role is Role.USER else "assistant", text=m.text) for m in ctx.history()
+        ]
+        return [*history, ChatMessage(role="user", text=ctx.text)]
+
+    @staticmethod
+    def _applicable(ctx: TurnContext, scope: ConversationScope) -> bool:
+        return scope is ConversationScope.ANY or ctx.conversation.kind is ConversationKind.SINGLE
+
+
+def persona_block(ctx: TurnContext) -> SystemBlock:
+    """The agent's identity. Name and persona are the user's words, so they travel as data, not instructions."""
+    text = (
+        "You are the user's AI companion, named and described below. Be warm, honest and brief. "
+        "Never claim to remember something you were not given."
+    )
+    facts = (f"Name: {ctx.agent.name}",) + ((f"Persona: {ctx.agent.persona}",) if ctx.agent.persona else ())
+    return SystemBlock(BlockKind.PERSONA, text, source="agent", facts=facts)

@@ -1,0 +1,64 @@
+"""OfflineModel: a deterministic stand-in for the model, the default locally and in tests.
+
+What it answers (the contract tests rely on), first rule that applies wins:
+1. A NOTICE block: its text, verbatim (e.g. "grant memory:read on the Skills page").
+2. A RECALL block: "Here is what I remember:" followed by each fact verbatim, one per line
+   (Chinese conversations: "我记得这些：").
+3. A RECALL_EMPTY block: "I can't recall that exactly." / "我想不起确切的内容了。" and nothing else, so a
+   recall that found nothing, failed or was denied never carries memory text.
+4. Otherwise an echo: "I hear you: “<the last user text, up to 200 characters>”." (Chinese: "我听到了：“…”。"),
+   followed by " [skills: a, b]" naming the SKILL blocks' sources, if any.
+MEMORY blocks (memory-context) are never repeated; they only count: " [memories: N]" is appended to an echo.
+With tools offered, it calls them as `tool_planner` decides (automation runs plug in a deterministic
+extractor); without a planner it calls none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from skillcore.model.port import BlockKind, ModelRequest, ModelResponse, ToolCall
+from skillcore.skills.matchers import is_chinese
+
+ECHO_CHARS = 200
+
+ToolPlanner = Callable[[ModelRequest], tuple[ToolCall, ...]]
+
+
+class OfflineModel:
+    def __init__(self, tool_planner: ToolPlanner | None = None):
+        self._tool_planner = tool_planner
+
+    def converse(self, request: ModelRequest) -> ModelResponse:
+        if request.tools and self._tool_planner and not _has_tool_results(request):
+            calls = self._tool_planner(request)
+            if calls:
+                return ModelResponse(text="", tool_calls=calls, stop_reason="tool_use")
+        return ModelResponse(text=self.reply_text(request), stop_reason="end_turn")
+
+    def reply_text(self, request: ModelRequest) -> str:
+        last_user = next((m.text for m in reversed(request.messages) if m.role == "user" and m.text), "")
+        chinese = is_chinese(last_user)
+        blocks = request.system
+        for block in blocks:
+            if block.kind is BlockKind.NOTICE:
+                return block.text
+        recalled = [fact for block in blocks if block.kind is BlockKind.RECALL for fact in block.facts]
+        if recalled:
+            header = "我记得这些：" if chinese else "Here is what I remember:"
+            return "\n".join([header, *recalled])
+        if any(block.kind is BlockKind.RECALL_EMPTY for block in blocks):
+            return "我想不起确切的内容了。" if chinese else "I can't recall that exactly."
+        quoted = last_user[:ECHO_CHARS]
+        text = f"我听到了：“{quoted}”。" if chinese else f"I hear you: “{quoted}”."
+        skills = [block.source for block in blocks if block.kind is BlockKind.SKILL]
+        if skills:
+            text += f" [skills: {', '.join(skills)}]"
+        memories = sum(len(block.facts) for block in blocks if block.kind is BlockKind.MEMORY)
+        if memories:
+            text += f" [memories: {memories}]"
+        return text
+
+
+def _has_tool_results(request: ModelRequest) -> bool:
+    return any(m.tool_results for m in request.messages)

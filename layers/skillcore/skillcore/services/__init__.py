@@ -1,0 +1,1 @@
+"""Service functions: one use case each, collaborators passed in."""

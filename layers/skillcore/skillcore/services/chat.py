@@ -1,0 +1,149 @@
+"""The chat turn: POST /rpc/conversations/{conversationId}/messages.
+
+DynamoDB requests of a plain turn: 1 BatchGetItem (conversation, skill switches, turn record, workflow
+session), 1 Query (recent visible messages, only when the model is asked), 1 TransactWriteItems (both
+messages, conversation summary, agent lastReplyAt, turn record, SkillRun, session). Three in all.
+
+Duplicate recovery: the turn record (conversationId + clientMessageId) is written in the same
+transaction under attribute_not_exists. A repeated post finds it in the first read and returns the stored
+response without executing anything; a concurrent twin that loses the transaction gets the winner's.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import BaseModel
+
+from skillcore.clock import Clock
+from skillcore.db import agents, conversations, messages, runs, sessions, turns
+from skillcore.db.dynamo import Db, transaction_old_items, transaction_reasons
+from skillcore.db.turn_state import read_turn_state
+from skillcore.errors import Conflict, NotFound, VersionConflict
+from skillcore.executor.context import TurnContext, TurnResult
+from skillcore.executor.executor import Executor
+from skillcore.ids import new_id
+from skillcore.models import Message, Origin, Role, SkillRun, preview
+from skillcore.observability import logger
+
+
+class TurnResponse(BaseModel):
+    user_message: Message
+    reply: Message
+    run: SkillRun
+
+
+@dataclass(frozen=True)
+class ChatDeps:
+    db: Db
+    executor_for: Callable[[datetime], Executor]
+    clock: Clock
+    history_messages: int = 20
+
+
+def post_message(
+    deps: ChatDeps, *, user_id: str, conversation_id: str, client_message_id: str, text: str, agent_id: str | None
+) -> TurnResponse:
+    started = time.perf_counter()
+    now = deps.clock()
+    state = read_turn_state(deps.db, user_id, conversation_id, client_message_id)
+    conversation = state.conversation
+    if conversation is None:
+        raise NotFound("conversation not found")
+    if state.recorded is not None:
+        return _replay(state.recorded, text)
+
+    agent = conversation.agent(agent_id) if agent_id else (conversation.agents[0] if conversation.agents else None)
+    if agent is None:
+        raise NotFound("agent not found in this conversation", code="agent_not_found")
+
+    user_message = Message(
+        message_id=new_id(now), conversation_id=conversation_id, role=Role.USER, agent_id=None,
+        text=text, origin=Origin.CHAT, created_at=now,
+    )
+    ctx = TurnContext(
+        user_id=user_id, conversation=conversation, agent=agent, text=text,
+        source_message_id=user_message.message_id, disabled_skills=state.disabled_skills,
+        session=state.session, now=now,
+        load_history=lambda: messages.recent_visible(deps.db, conversation_id, limit=deps.history_messages),
+    )
+    result = deps.executor_for(now).execute(ctx)
+
+    # The reply is never older than the question, even when the clock has not moved.
+    replied_at = max(deps.clock(), now + timedelta(milliseconds=1))
+    reply = Message(
+        message_id=new_id(replied_at), conversation_id=conversation_id, role=Role.ASSISTANT, agent_id=agent.agent_id,
+        text=result.reply, origin=Origin.CHAT, created_at=replied_at,
+    )
+    run = _run(user_id, conversation_id, result, now, started)
+    response = TurnResponse(user_message=user_message, reply=reply, run=run)
+    committed = _commit(deps.db, user_id, conversation_id, client_message_id, text, response, result, now)
+    if committed is not response:
+        return committed
+    logger.info(
+        "chat turn", extra={"run_kind": run.kind.value, "skill_id": run.skill_id, "outcome": run.outcome.value,
+                            "duration_ms": run.duration_ms},
+    )
+    return response
+
+
+def _run(user_id: str, conversation_id: str, result: TurnResult, now: datetime, started: float) -> SkillRun:
+    return SkillRun(
+        run_id=new_id(now), user_id=user_id, conversation_id=conversation_id, kind=result.kind,
+        skill_id=result.skill.skill_id if result.skill else None,
+        skill_version=result.skill.version if result.skill else None,
+        outcome=result.outcome, duration_ms=int((time.perf_counter() - started) * 1000),
+        memories_used=result.memories_used, at=now,
+    )
+
+
+def _replay(recorded: tuple[str, dict[str, Any]], text: str) -> TurnResponse:
+    digest, body = recorded
+    if digest != turns.text_digest(text):
+        raise Conflict("clientMessageId was already used with a different text", code="client_message_conflict")
+    return TurnResponse.model_validate(body)
+
+
+def _commit(
+    db: Db, user_id: str, conversation_id: str, client_message_id: str, text: str,
+    response: TurnResponse, result: TurnResult, now: datetime,
+) -> TurnResponse:
+    """Writes the turn atomically; returns `response`, or the stored one of a twin that committed first."""
+    reply = response.reply
+    items: list[dict[str, Any]] = [
+        turns.put_turn_op(db, conversation_id, client_message_id, text=text,
+                          response=response.model_dump(mode="json"), now=now),
+        messages.put_message_op(db, response.user_message, user_id),
+        messages.put_message_op(db, reply, user_id),
+        conversations.record_visible_messages_op(
+            db, user_id, conversation_id, added=2, last_at=reply.created_at, last_text=preview(reply.text)
+        ),
+        agents.touch_last_reply_op(db, user_id, reply.agent_id or "", reply.created_at),
+        runs.put_run_op(db, response.run),
+    ]
+    if result.session_write:
+        write = result.session_write
+        items.append(sessions.put_session_op(db, write.session, previous_revision=write.previous_revision))
+    try:
+        db.client.transact_write_items(TransactItems=items)
+        return response
+    except ClientError as error:
+        if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+            raise
+        reasons = transaction_reasons(error)
+        if reasons and reasons[0] == "ConditionalCheckFailed":
+            # A concurrent post with the same clientMessageId committed first: answer with its response.
+            winner = turns.recorded_response(transaction_old_items(error)[0]) or turns.get_turn(
+                db, conversation_id, client_message_id
+            )
+            if winner is None:
+                raise
+            return _replay(winner, text)
+        if result.session_write and reasons[-1] == "ConditionalCheckFailed":
+            raise VersionConflict("the workflow moved on in another turn; send the message again") from error
+        raise

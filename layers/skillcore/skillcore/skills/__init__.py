@@ -1,0 +1,1 @@
+"""Skill manifests, definitions per kind, and the versioned registries that hold them."""

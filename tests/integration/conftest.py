@@ -1,0 +1,27 @@
+"""Integration tests: the real handlers, the sample events, DynamoDB emulated by moto (in process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from skillcore_local.template import ensure_tables
+
+
+@pytest.fixture
+def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_REGION": "us-east-1", "SKILLS_MODEL": "offline", "POWERTOOLS_SERVICE_NAME": "skillcore-test",
+    }.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("SKILLS_DYNAMODB_ENDPOINT", raising=False)
+    with mock_aws():
+        client = boto3.client("dynamodb", region_name="us-east-1")
+        tables = ensure_tables(client)
+        for name, value in tables.items():
+            monkeypatch.setenv(name, value)
+        yield tables

@@ -1,0 +1,75 @@
+"""Helpers shared by the test suites: the sample events of events/ and the function handlers."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from skillcore_local.template import load_template
+
+ROOT = Path(__file__).resolve().parent.parent
+EVENTS = ROOT / "events"
+
+
+def load_event(
+    name: str,
+    *,
+    user: str | None = "user-alice",
+    path_ids: dict[str, str] | None = None,
+    body: Any = ...,
+    query: dict[str, str] | None = None,
+    groups: str | None = None,
+) -> dict[str, Any]:
+    """events/<name> with its placeholders (e.g. CONVERSATION_ID) replaced, and optionally another caller/body."""
+    text = (EVENTS / name).read_text(encoding="utf-8")
+    for placeholder, value in (path_ids or {}).items():
+        text = text.replace(placeholder, value)
+    event = json.loads(text)
+    claims = event.get("requestContext", {}).get("authorizer", {}).get("jwt", {}).get("claims")
+    if claims is not None:
+        if user is None:
+            del event["requestContext"]["authorizer"]
+        else:
+            claims["sub"] = user
+            if groups is not None:
+                claims["cognito:groups"] = groups
+    if body is not ...:
+        event["body"] = body if isinstance(body, str) or body is None else json.dumps(body, ensure_ascii=False)
+    if query is not None:
+        event["queryStringParameters"] = query
+        event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in query.items())
+    return event
+
+
+def load_function(logical_id: str) -> ModuleType:
+    """Imports a function's handler module fresh (its module-level clients bind to the current environment)."""
+    properties = load_template()["Resources"][logical_id]["Properties"]
+    module_file, _ = properties["Handler"].rsplit(".", 1)
+    path = ROOT / properties["CodeUri"] / f"{module_file}.py"
+    name = f"fn_{logical_id}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class FakeContext:
+    function_name = "test"
+    memory_limit_in_mb = 512
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
+    aws_request_id = "req-1"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 29_000
+
+
+def invoke(module: ModuleType, event: dict[str, Any]) -> tuple[int, Any]:
+    response = module.lambda_handler(event, FakeContext())
+    body = response.get("body")
+    return response["statusCode"], (json.loads(body) if body else None)
