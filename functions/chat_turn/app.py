@@ -9,8 +9,8 @@ from skillcore.api import routes_chat
 from skillcore.api.app import new_app
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
+from skillcore.executor.assembly import build_executor
 from skillcore.executor.executor import Executor
-from skillcore.ids import new_id
 from skillcore.model.factory import make_model
 from skillcore.observability import logger
 from skillcore.services.chat import ChatDeps
@@ -23,7 +23,7 @@ model = make_model(settings)
 
 
 def executor_for(now: datetime) -> Executor:
-    return Executor(SKILLS, model, new_id=lambda: new_id(now), max_tokens=settings.bedrock_max_tokens)
+    return build_executor(SKILLS, model, db, now=now, clock=system_clock, max_tokens=settings.bedrock_max_tokens)
 
 
 routes = new_app()

@@ -20,6 +20,10 @@ TABLES = (
     "turns",
     "sessions",
     "runs",
+    "grants",
+    "audit",
+    "tool_executions",
+    "memories",
 )
 
 
@@ -33,6 +37,10 @@ class TableNames(BaseModel):
     turns: str
     sessions: str
     runs: str
+    grants: str
+    audit: str
+    tool_executions: str
+    memories: str
 
 
 class Settings(BaseModel):

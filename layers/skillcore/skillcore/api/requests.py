@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.alias_generators import to_camel
 
+from skillcore.memory.models import MemoryStatus
 from skillcore.models import ConversationKind
 
 
@@ -62,3 +63,35 @@ class Paging(BaseModel):
 
 class ConversationQuery(Paging):
     kind: ConversationKind | None = None
+
+
+class UserScope(Strict):
+    type: Literal["user"]
+
+
+class AgentScope(Strict):
+    type: Literal["agent"]
+    agent_id: Id
+
+
+class PatchPermission(Strict):
+    skill_id: str = Field(min_length=1, max_length=64)
+    permission_code: str = Field(min_length=1, max_length=64)
+    scope: UserScope | AgentScope = Field(discriminator="type")
+    granted: bool = Field(strict=True)
+
+
+class CreateMemory(Strict):
+    title: str = Field(min_length=1, max_length=80)
+    content: str = Field(min_length=1, max_length=1000)
+    importance: int = Field(default=3, ge=1, le=5, strict=True)
+
+    _title = field_validator("title", "content")(_no_blank)
+
+
+class MemoryQuery(Paging):
+    status: MemoryStatus = MemoryStatus.ACTIVE
+
+
+class AdminAuditQuery(Paging):
+    user_id: str = Field(alias="userId", min_length=1, max_length=128)

@@ -10,13 +10,21 @@ from skillcore import VERSION
 from skillcore.api import http, views
 from skillcore.api.app import Routes
 from skillcore.api.errors import json_response
-from skillcore.api.requests import ConversationQuery, CreateAgent, CreateConversation, Paging, PutProfile
+from skillcore.api.requests import (
+    ConversationQuery,
+    CreateAgent,
+    CreateConversation,
+    CreateMemory,
+    MemoryQuery,
+    Paging,
+    PutProfile,
+)
 from skillcore.clock import Clock
 from skillcore.db import agents as agent_store
 from skillcore.db import conversations as conversation_store
 from skillcore.db.dynamo import Db
 from skillcore.errors import NotFound
-from skillcore.services import agents, profile
+from skillcore.services import agents, memories, profile
 from skillcore.services.profile import ProfileDeps
 
 
@@ -62,6 +70,28 @@ def register(routes: Routes, deps: CoreDeps) -> None:
     @routes.route("GET", "/rpc/agents/<agentId>")
     def get_agent(agentId: str) -> Response:  # noqa: N803 - the path parameter's name
         return json_response(200, views.agent(agents.get_agent(deps.db, http.user_id(routes.event), agentId)))
+
+    @routes.route("GET", "/rpc/agents/<agentId>/memories")
+    def list_memories(agentId: str) -> Response:  # noqa: N803
+        user = http.user_id(routes.event)
+        q = http.parse(MemoryQuery, http.query(routes.event))
+        items, cursor = memories.list_memories(deps.db, user, agentId, status=q.status, limit=q.limit, cursor=q.cursor)
+        return json_response(200, views.page([views.memory(m) for m in items], cursor))
+
+    @routes.route("POST", "/rpc/agents/<agentId>/memories")
+    def create_memory(agentId: str) -> Response:  # noqa: N803
+        user = http.user_id(routes.event)
+        request = http.body(routes.event, CreateMemory)
+        memory = memories.create_memory(
+            deps.db, user, agentId, title=request.title, content=request.content, importance=request.importance,
+            now=deps.clock(),
+        )
+        return json_response(201, views.memory(memory))
+
+    @routes.route("DELETE", "/rpc/agents/<agentId>/memories/<memoryId>")
+    def forget_memory(agentId: str, memoryId: str) -> Response:  # noqa: N803
+        user = http.user_id(routes.event)
+        return json_response(200, views.memory(memories.forget_memory(deps.db, user, agentId, memoryId, deps.clock())))
 
     @routes.route("POST", "/rpc/conversations")
     def create_conversation() -> Response:

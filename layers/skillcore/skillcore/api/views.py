@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from pydantic.alias_generators import to_camel
+
 from skillcore.clock import to_api_time
+from skillcore.memory.models import MemoryItem
+from skillcore.policy.audit import AuditEvent
+from skillcore.policy.grants import GrantScope, PermissionGrant
 from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
 from skillcore.services.skills import CatalogEntry
 
@@ -79,3 +84,43 @@ def catalog_item(entry: CatalogEntry) -> dict[str, Any]:
 
 def page(items: list[dict[str, Any]], next_cursor: str | None) -> dict[str, Any]:
     return {"items": items, "nextCursor": next_cursor}
+
+
+def scope(s: GrantScope | None) -> dict[str, Any] | None:
+    if s is None:
+        return None
+    return {"type": s.type.value, "agentId": s.agent_id} if s.agent_id else {"type": s.type.value}
+
+
+def grant(g: PermissionGrant) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "grantId": g.grant_id, "skillId": g.skill_id, "skillVersion": g.skill_version,
+        "permissionCode": g.permission_code, "scope": scope(g.scope), "status": g.status.value,
+        "grantedAt": _time(g.granted_at), "updatedAt": _time(g.updated_at),
+    }
+    if g.revoked_at:
+        body["revokedAt"] = _time(g.revoked_at)
+    return body
+
+
+def audit_event(e: AuditEvent) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "eventId": e.event_id, "at": _time(e.at), "skillId": e.skill_id, "skillVersion": e.skill_version,
+        "action": e.action.value, "decision": e.decision.value,
+        "metadata": {to_camel(k): v for k, v in e.metadata.model_dump(mode="json", exclude_none=True).items() if v != []},
+    }
+    if e.scope:
+        body["scope"] = scope(e.scope)
+    if e.target_id:
+        body["targetId"] = e.target_id
+    if e.reason:
+        body["reason"] = e.reason
+    return body
+
+
+def memory(m: MemoryItem) -> dict[str, Any]:
+    return {
+        "memoryId": m.memory_id, "agentId": m.agent_id, "title": m.title, "content": m.content,
+        "importance": m.importance, "status": m.status.value, "source": m.source.value,
+        "createdAt": _time(m.created_at), "updatedAt": _time(m.updated_at),
+    }

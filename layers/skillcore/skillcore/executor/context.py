@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from skillcore.db.sessions import WorkflowSession
+from skillcore.policy.grants import PermissionGrant
 from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
 from skillcore.skills.manifest import SkillManifest
 
@@ -22,13 +24,21 @@ class TurnContext:
     session: WorkflowSession | None
     now: datetime
     load_history: Callable[[], list[Message]]
+    load_grants: Callable[[], list[PermissionGrant]] = list
     _history: list[Message] | None = field(default=None, repr=False)
+    _grants: tuple[PermissionGrant, ...] | None = field(default=None, repr=False)
 
     def history(self) -> list[Message]:
         """Earlier visible messages, read only when a branch needs the model (workflows do not)."""
         if self._history is None:
             self._history = self.load_history()
         return self._history
+
+    def grants(self) -> tuple[PermissionGrant, ...]:
+        """The user's permission grants, read once and only when a skill needs a permission."""
+        if self._grants is None:
+            self._grants = tuple(self.load_grants())
+        return self._grants
 
     def enabled(self, manifest: SkillManifest) -> bool:
         return manifest.skill_id not in self.disabled_skills
@@ -48,3 +58,4 @@ class TurnResult:
     skill: SkillManifest | None = None
     session_write: SessionWrite | None = None
     memories_used: int | None = None
+    writes: tuple[dict[str, Any], ...] = ()  # extra transaction items (tool record, audit events)

@@ -1,7 +1,8 @@
 """OfflineModel: a deterministic stand-in for the model, the default locally and in tests.
 
 What it answers (the contract tests rely on), first rule that applies wins:
-1. A NOTICE block: its text, verbatim (e.g. "grant memory:read on the Skills page").
+1. A NOTICE block: its first fact (the user-facing sentence), verbatim, e.g. the "grant memory:read on the
+   Skills page" notice of a denied tool; its text when it has no facts.
 2. A RECALL block: "Here is what I remember:" followed by each fact verbatim, one per line
    (Chinese conversations: "我记得这些：").
 3. A RECALL_EMPTY block: "I can't recall that exactly." / "我想不起确切的内容了。" and nothing else, so a
@@ -42,7 +43,7 @@ class OfflineModel:
         blocks = request.system
         for block in blocks:
             if block.kind is BlockKind.NOTICE:
-                return block.text
+                return block.facts[0] if block.facts else block.text
         recalled = [fact for block in blocks if block.kind is BlockKind.RECALL for fact in block.facts]
         if recalled:
             header = "我记得这些：" if chinese else "Here is what I remember:"

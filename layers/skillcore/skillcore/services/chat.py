@@ -1,8 +1,11 @@
 """The chat turn: POST /rpc/conversations/{conversationId}/messages.
 
 DynamoDB requests of a plain turn: 1 BatchGetItem (conversation, skill switches, turn record, workflow
-session), 1 Query (recent visible messages, only when the model is asked), 1 TransactWriteItems (both
-messages, conversation summary, agent lastReplyAt, turn record, SkillRun, session). Three in all.
+session), 1 Query of the user's grants and, with memory:read granted, 1 Query of the agent's active
+memories (memory-context), 1 Query (recent visible messages, only when the model is asked), 1
+TransactWriteItems (both messages, conversation summary, agent lastReplyAt, turn record, SkillRun,
+session, tool record and audit events). A memory-recall turn adds the execution record's Put and the
+recall's Query. Workflow turns read neither grants, memories nor history.
 
 Duplicate recovery: the turn record (conversationId + clientMessageId) is written in the same
 transaction under attribute_not_exists. A repeated post finds it in the first read and returns the stored
@@ -21,13 +24,13 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel
 
 from skillcore.clock import Clock
-from skillcore.db import agents, conversations, messages, runs, sessions, turns
+from skillcore.db import agents, conversations, grants, messages, runs, sessions, turns
 from skillcore.db.dynamo import Db, transaction_old_items, transaction_reasons
 from skillcore.db.turn_state import read_turn_state
 from skillcore.errors import Conflict, NotFound, VersionConflict
 from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.executor.executor import Executor
-from skillcore.ids import new_id
+from skillcore.ids import new_id, stable_id
 from skillcore.models import Message, Origin, Role, SkillRun, preview
 from skillcore.observability import logger
 
@@ -62,8 +65,10 @@ def post_message(
     if agent is None:
         raise NotFound("agent not found in this conversation", code="agent_not_found")
 
+    # The user message id is derived from the client's message identity, so a retried request that died
+    # before committing reuses it, and with it the tool idempotency key userId + toolId + sourceMessageId.
     user_message = Message(
-        message_id=new_id(now), conversation_id=conversation_id, role=Role.USER, agent_id=None,
+        message_id=stable_id(conversation_id, client_message_id), conversation_id=conversation_id, role=Role.USER, agent_id=None,
         text=text, origin=Origin.CHAT, created_at=now,
     )
     ctx = TurnContext(
@@ -71,6 +76,7 @@ def post_message(
         source_message_id=user_message.message_id, disabled_skills=state.disabled_skills,
         session=state.session, now=now,
         load_history=lambda: messages.recent_visible(deps.db, conversation_id, limit=deps.history_messages),
+        load_grants=lambda: grants.all_grants(deps.db, user_id),
     )
     result = deps.executor_for(now).execute(ctx)
 
@@ -125,6 +131,7 @@ def _commit(
         ),
         agents.touch_last_reply_op(db, user_id, reply.agent_id or "", reply.created_at),
         runs.put_run_op(db, response.run),
+        *result.writes,
     ]
     if result.session_write:
         write = result.session_write

@@ -8,7 +8,10 @@ from skillcore.skills.daily_plan import DAILY_PLAN
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
 from skillcore.skills.goal_setting import GOAL_SETTING
 from skillcore.skills.manifest import SkillKind, SkillManifest
+from skillcore.skills.memory_context import MEMORY_CONTEXT, ContextSkillDefinition
+from skillcore.skills.memory_recall import MEMORY_RECALL
 from skillcore.skills.registry import Registry
+from skillcore.skills.tools import ToolRegistry
 
 
 @dataclass(frozen=True)
@@ -17,10 +20,19 @@ class Skills:
 
     workflows: Registry[WorkflowSkillDefinition]
     prompts: Registry[PromptSkillDefinition]
+    tools: ToolRegistry
+    contexts: Registry[ContextSkillDefinition]
+
+    @property
+    def memory_context(self) -> ContextSkillDefinition:
+        definition = self.contexts.latest("memory-context")
+        assert definition is not None
+        return definition
 
     def manifests(self) -> list[SkillManifest]:
         """The catalog: the current version of every skill whose runtime exists."""
-        return [d.manifest for registry in (self.workflows, self.prompts) for d in registry.current()]
+        registries: tuple[Registry, ...] = (self.tools, self.contexts, self.workflows, self.prompts)
+        return [d.manifest for registry in registries for d in registry.current()]
 
     def manifest(self, skill_id: str) -> SkillManifest | None:
         return next((m for m in self.manifests() if m.skill_id == skill_id), None)
@@ -30,6 +42,8 @@ def builtin_skills() -> Skills:
     return Skills(
         workflows=Registry(SkillKind.WORKFLOW, [GOAL_SETTING]),
         prompts=Registry(SkillKind.PROMPT, [DAILY_PLAN]),
+        tools=ToolRegistry([MEMORY_RECALL]),
+        contexts=Registry(SkillKind.PROMPT, [MEMORY_CONTEXT]),
     )
 
 

@@ -1,0 +1,1 @@
+"""Permissions: PermissionGrant, the pure PolicyGate decision, and the typed audit record."""

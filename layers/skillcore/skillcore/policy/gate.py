@@ -1,0 +1,109 @@
+"""PolicyGate: the hard boundary between selecting a skill and executing it. A pure decision.
+
+Input: who, which skill and version, the manifest's requirements, the scope candidates (the agent and
+the user), the action and its target, and the user's grants. Output: allowed or not, the grants that
+matched, the permissions missing, and a reason (a code for the audit, a sentence for the reply).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from skillcore.policy.grants import GrantScope, PermissionGrant, same_major
+from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel
+
+
+class Reason(StrEnum):
+    ALLOWED = "allowed"
+    NO_PERMISSION_NEEDED = "no_permission_needed"
+    GRANT_MISSING = "grant_missing"
+    PER_OPERATION_NOT_OPEN = "per_operation_not_open"
+    RISK_L3_NOT_OPEN = "risk_l3_not_open"
+    RISK_L4_FORBIDDEN = "risk_l4_forbidden"
+
+
+MESSAGES = {
+    Reason.ALLOWED: "Allowed by an active permission grant.",
+    Reason.NO_PERMISSION_NEEDED: "This skill needs no permission.",
+    Reason.GRANT_MISSING: "This skill needs your permission first: grant it on the Skills page.",
+    Reason.PER_OPERATION_NOT_OPEN: "Per-operation approval is not available yet.",
+    Reason.RISK_L3_NOT_OPEN: "External or high-impact actions are not available yet.",
+    Reason.RISK_L4_FORBIDDEN: "Irreversible actions are never performed by skills.",
+}
+
+
+@dataclass(frozen=True)
+class PolicyInput:
+    user_id: str
+    skill_id: str
+    skill_version: str
+    requirements: tuple[PermissionRequirement, ...]
+    action: str
+    agent_id: str | None = None
+    target_id: str | None = None
+    grants: tuple[PermissionGrant, ...] = ()
+
+
+@dataclass(frozen=True)
+class PolicyDecision:
+    allowed: bool
+    reason: Reason
+    matched_grants: tuple[PermissionGrant, ...] = ()
+    missing: tuple[str, ...] = ()
+    scope: GrantScope | None = field(default=None)
+
+    @property
+    def message(self) -> str:
+        return MESSAGES[self.reason]
+
+
+def scope_candidates(agent_id: str | None) -> tuple[GrantScope, ...]:
+    """The agent's own scope first (the narrower grant), then the user's."""
+    return ((GrantScope.agent(agent_id),) if agent_id else ()) + (GrantScope.user(),)
+
+
+def _matching_grant(
+    grants: Iterable[PermissionGrant], request: PolicyInput, code: str, candidates: tuple[GrantScope, ...]
+) -> PermissionGrant | None:
+    for scope in candidates:
+        for grant in grants:
+            if (
+                grant.active
+                and grant.user_id == request.user_id
+                and grant.skill_id == request.skill_id
+                and grant.permission_code == code
+                and grant.scope == scope
+                and same_major(grant.skill_version, request.skill_version)
+            ):
+                return grant
+    return None
+
+
+def decide(request: PolicyInput) -> PolicyDecision:
+    # Blocked risk levels and approval modes deny whatever grants exist: they are not open yet.
+    for requirement in request.requirements:
+        if requirement.risk_level is RiskLevel.L4:
+            return PolicyDecision(False, Reason.RISK_L4_FORBIDDEN, missing=(requirement.code,))
+        if requirement.risk_level is RiskLevel.L3:
+            return PolicyDecision(False, Reason.RISK_L3_NOT_OPEN, missing=(requirement.code,))
+        if requirement.approval_mode is ApprovalMode.PER_OPERATION:
+            return PolicyDecision(False, Reason.PER_OPERATION_NOT_OPEN, missing=(requirement.code,))
+
+    candidates = scope_candidates(request.agent_id)
+    matched: list[PermissionGrant] = []
+    missing: list[str] = []
+    for requirement in request.requirements:
+        if requirement.approval_mode is ApprovalMode.NONE:
+            continue
+        grant = _matching_grant(request.grants, request, requirement.code, candidates)
+        if grant is None:
+            missing.append(requirement.code)
+        else:
+            matched.append(grant)
+    if missing:
+        return PolicyDecision(False, Reason.GRANT_MISSING, tuple(matched), tuple(missing))
+    if not matched:
+        return PolicyDecision(True, Reason.NO_PERMISSION_NEEDED)
+    return PolicyDecision(True, Reason.ALLOWED, tuple(matched), scope=matched[0].scope)

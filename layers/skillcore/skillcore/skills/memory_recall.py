@@ -1,0 +1,106 @@
+"""memory-recall@1.0.0: the first tool skill. Reads the current agent's active memories, read only."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillcore.memory.retrieval import MAX_RESULTS, rank
+from skillcore.model.port import BlockKind, SystemBlock
+from skillcore.skills.manifest import (
+    ApprovalMode,
+    ConversationScope,
+    PermissionRequirement,
+    RiskLevel,
+    SkillKind,
+    SkillManifest,
+)
+from skillcore.skills.matchers import MatchKind, SkillMatchers, patterns
+from skillcore.skills.tools import ToolPorts, ToolRequest, ToolSkillDefinition
+
+MEMORY_READ = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1, approval_mode=ApprovalMode.PERSISTENT)
+
+
+class RecallInput(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    question: str = Field(min_length=1, max_length=500)
+
+
+class RecalledMemory(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    memory_id: str
+    title: str
+    content: str
+    importance: int = Field(ge=1, le=5)
+
+
+class RecallOutput(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    memories: tuple[RecalledMemory, ...] = Field(max_length=MAX_RESULTS)
+
+
+def build_input(request: ToolRequest) -> dict[str, str]:
+    question = request.match.argument if request.match.kind is MatchKind.COMMAND else request.text
+    return {"question": question.strip()}
+
+
+def execute(request: RecallInput, ports: ToolPorts) -> RecallOutput:
+    found = rank(request.question, ports.list_active_memories(), limit=MAX_RESULTS)
+    return RecallOutput(memories=tuple(
+        RecalledMemory(memory_id=m.memory_id, title=m.title, content=m.content, importance=m.importance) for m in found
+    ))
+
+
+NO_MATCH = (
+    "memory-recall found no stored memory that answers this. Say plainly that you cannot recall it exactly. "
+    "Do not invent, guess or imply any memory."
+)
+FOUND = (
+    "memory-recall found these memories of the user, stored earlier with this agent. Answer using only them; "
+    "if they do not answer the question, say you cannot recall it exactly. Never add memories that are not listed."
+)
+
+
+def build_system_instruction(output: RecallOutput) -> SystemBlock:
+    if not output.memories:
+        return SystemBlock(BlockKind.RECALL_EMPTY, NO_MATCH, source="memory-recall")
+    return SystemBlock(BlockKind.RECALL, FOUND, source="memory-recall", facts=tuple(m.content for m in output.memories))
+
+
+MEMORY_RECALL = ToolSkillDefinition(
+    manifest=SkillManifest(
+        skill_id="memory-recall",
+        version="1.0.0",
+        kind=SkillKind.TOOL,
+        name="Memory recall",
+        description="When you ask whether your agent remembers something, searches that agent's saved memories.",
+        permissions=(MEMORY_READ,),
+        scope=ConversationScope.SINGLE_CHAT,
+    ),
+    tool_id="agent-memory.search",
+    timeout_ms=2000,
+    max_calls_per_turn=1,
+    input_model=RecallInput,
+    output_model=RecallOutput,
+    matchers=SkillMatchers(
+        commands=("/memory-recall",),
+        patterns=patterns(
+            r"(你|您)?还记得.{0,40}(吗|么|嘛|不)",
+            r"(你|您)?记不记得",
+            r"(你|您)记得我.{0,40}(吗|么|嘛)",
+            r"我(之前|以前|上次)(跟你|和你|对你)?(说|讲|提)过.{0,30}(吗|什么|哪)",
+            r"你知道我(喜欢|爱|讨厌|不喜欢)什么",
+            r"\bdo you (still )?remember\b",
+            r"\bdid i (ever )?(tell|mention|say)\b.{0,60}\b(you|to you)\b",
+            r"\bwhat do you (know|remember) about me\b",
+            r"\bremember (what|when|where|who|my|me|that i)\b.{0,80}\?",
+        ),
+    ),
+    build_input=build_input,
+    execute=execute,
+    build_system_instruction=build_system_instruction,
+    description="Search this agent's saved memories of the user for the question.",
+    result_count=lambda output: len(output.memories),
+)

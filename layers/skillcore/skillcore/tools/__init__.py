@@ -1,0 +1,1 @@
+"""Controlled tool execution: the ToolRunner and the executor's tool-skill branch."""

@@ -1,0 +1,211 @@
+"""ToolRunner, in the seed's order:
+
+PolicyGate -> buildInput (done by the caller) -> validate input -> input SHA-256 and idempotency key ->
+create the execution record (conditional: one per key) -> run the handler under a real timeout ->
+validate the output -> build the system instruction -> audit events (decision and result, separately).
+
+The runner returns the writes that complete the record and the audit events; the chat turn commits them
+in its own transaction, together with the messages and the SkillRun, so nothing is half-recorded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any, Protocol
+
+from pydantic import BaseModel, ValidationError
+
+from skillcore import faults
+from skillcore.db import audit as audit_store
+from skillcore.db import tool_executions
+from skillcore.db.dynamo import Db
+from skillcore.db.tool_executions import ExecutionStatus
+from skillcore.model.port import SystemBlock
+from skillcore.observability import logger
+from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
+from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
+from skillcore.policy.grants import PermissionGrant
+from skillcore.skills.manifest import SkillManifest
+from skillcore.skills.tools import ToolPorts
+
+
+class RunnableTool(Protocol):
+    tool_id: str
+    timeout_ms: int
+    max_calls_per_turn: int
+    input_model: type[BaseModel]
+    output_model: type[BaseModel]
+    execute: Callable[[Any, ToolPorts], Any]
+
+
+class ToolStatus(StrEnum):
+    SUCCEEDED = "succeeded"
+    DENIED = "denied"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class ToolCallContext:
+    user_id: str
+    agent_id: str
+    conversation_id: str
+    source_message_id: str
+    call_index: int = 0
+    calls_so_far: int = 0
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    status: ToolStatus
+    decision: PolicyDecision | None
+    output: BaseModel | None = None
+    error_code: str | None = None
+    duration_ms: int = 0
+    writes: tuple[dict[str, Any], ...] = ()
+    audit: tuple[AuditEvent, ...] = field(default=())
+    idempotency_key: str | None = None
+
+
+def input_digest(data: BaseModel) -> str:
+    canonical = json.dumps(data.model_dump(mode="json"), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def idempotency_key(user_id: str, tool_id: str, source_message_id: str, call_index: int = 0) -> str:
+    parts = [user_id, tool_id, source_message_id] + ([str(call_index)] if call_index else [])
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+_pool: ThreadPoolExecutor | None = None
+
+
+def _executor() -> ThreadPoolExecutor:
+    # Threads, not processes: handlers are I/O bound. A timed-out handler's thread finishes in the background;
+    # the turn has stopped waiting for it and its result is discarded.
+    global _pool
+    if _pool is None:
+        _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="tool")
+    return _pool
+
+
+class ToolRunner:
+    def __init__(self, db: Db, *, clock: Callable[[], datetime], new_id: Callable[[], str]):
+        self._db = db
+        self._clock = clock
+        self._new_id = new_id
+
+    def run(
+        self,
+        tool: RunnableTool,
+        manifest: SkillManifest,
+        call: ToolCallContext,
+        raw_input: dict[str, Any],
+        grants: tuple[PermissionGrant, ...],
+        ports: ToolPorts,
+    ) -> ToolOutcome:
+        started = time.perf_counter()
+        now = self._clock()
+        events: list[AuditEvent] = []
+
+        def audit(action: AuditAction, decision: Decision, *, reason: str | None, scope: Any = None, **meta: Any) -> None:
+            events.append(AuditEvent(
+                event_id=self._new_id(), user_id=call.user_id, at=now, skill_id=manifest.skill_id,
+                skill_version=manifest.version, action=action, decision=decision, scope=scope,
+                target_id=call.agent_id, reason=reason,
+                metadata=AuditMetadata(tool_id=tool.tool_id, conversation_id=call.conversation_id,
+                                       source_message_id=call.source_message_id, **meta),
+            ))
+
+        def finish(status: ToolStatus, decision: PolicyDecision | None, *, error: str | None = None,
+                   output: BaseModel | None = None, key: str | None = None) -> ToolOutcome:
+            duration = int((time.perf_counter() - started) * 1000)
+            writes = [audit_store.put_audit_op(self._db, e) for e in events]
+            if key:
+                writes.insert(0, tool_executions.finish_execution_op(
+                    self._db, key, status=ExecutionStatus(status.value), error_code=error, duration_ms=duration, now=now,
+                ))
+            return ToolOutcome(status, decision, output, error, duration, tuple(writes), tuple(events), key)
+
+        # 1. PolicyGate, before anything else happens.
+        decision = decide(PolicyInput(
+            user_id=call.user_id, skill_id=manifest.skill_id, skill_version=manifest.version,
+            requirements=manifest.permissions, action="tool.execute", agent_id=call.agent_id,
+            target_id=call.agent_id, grants=grants,
+        ))
+        codes = tuple(p.code for p in manifest.permissions)
+        if not decision.allowed:
+            audit(AuditAction.TOOL_POLICY, Decision.DENIED, reason=decision.reason.value,
+                  permission_codes=codes, missing_permissions=decision.missing)
+            return finish(ToolStatus.DENIED, decision)
+        audit(AuditAction.TOOL_POLICY, Decision.ALLOWED, reason=decision.reason.value, scope=decision.scope,
+              permission_codes=codes, matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants))
+
+        # 2. The per-turn call cap.
+        if call.calls_so_far >= tool.max_calls_per_turn:
+            audit(AuditAction.TOOL_EXECUTE, Decision.FAILED, reason="call_cap_exceeded", error_code="call_cap_exceeded",
+                  call_index=call.call_index)
+            return finish(ToolStatus.FAILED, decision, error="call_cap_exceeded")
+
+        # 3. Validate the input: invalid input never reaches the handler.
+        try:
+            parsed = tool.input_model.model_validate(raw_input)
+        except ValidationError:
+            audit(AuditAction.TOOL_EXECUTE, Decision.FAILED, reason="invalid_input", error_code="invalid_input",
+                  call_index=call.call_index)
+            return finish(ToolStatus.FAILED, decision, error="invalid_input")
+
+        # 4. Digest and idempotency key; 5. the execution record (one per key).
+        digest = input_digest(parsed)
+        key = idempotency_key(call.user_id, tool.tool_id, call.source_message_id, call.call_index)
+        existing = tool_executions.create_execution(
+            self._db, idempotency_key=key, user_id=call.user_id, tool_id=tool.tool_id, skill_id=manifest.skill_id,
+            skill_version=manifest.version, source_message_id=call.source_message_id, input_sha256=digest, now=now,
+        )
+        if existing is not None:
+            # The same source message ran this tool before (a retried request). Read-only tools simply run
+            # again; write tools make their own effect idempotent from the same key. No second record.
+            logger.info("tool execution record exists", extra={"tool_id": tool.tool_id})
+
+        # 6. The handler, under a real timeout.
+        error: str | None = None
+        output: BaseModel | None = None
+        try:
+            future = _executor().submit(self._call_handler, tool, parsed, ports)
+            raw_output = future.result(timeout=tool.timeout_ms / 1000)
+            # 7. Validate the output.
+            output = tool.output_model.model_validate(
+                raw_output.model_dump() if isinstance(raw_output, BaseModel) else raw_output
+            )
+        except FutureTimeout:
+            error = "timeout"
+        except ValidationError:
+            error = "invalid_output"
+        except Exception as exc:  # noqa: BLE001 - any handler failure is recorded, never shown or invented around
+            error = "transient_error" if isinstance(exc, faults.InjectedTransientError) else "handler_error"
+            logger.warning("tool handler failed", extra={"tool_id": tool.tool_id, "error_type": type(exc).__name__})
+
+        meta: dict[str, Any] = {"idempotency_key": key, "input_sha256": digest, "call_index": call.call_index}
+        if error:
+            audit(AuditAction.TOOL_EXECUTE, Decision.FAILED, reason=error, error_code=error, **meta)
+            return finish(ToolStatus.FAILED, decision, error=error, key=key)
+        count = getattr(tool, "result_count", lambda _o: None)(output)
+        audit(AuditAction.TOOL_EXECUTE, Decision.SUCCEEDED, reason="succeeded", results=count, **meta)
+        return finish(ToolStatus.SUCCEEDED, decision, output=output, key=key)
+
+    @staticmethod
+    def _call_handler(tool: RunnableTool, parsed: BaseModel, ports: ToolPorts) -> Any:
+        if faults.hit(faults.FaultPoint.TOOL_HANDLER) is faults.FaultKind.TIMEOUT:
+            time.sleep(tool.timeout_ms / 1000 + 0.25)
+        return tool.execute(parsed, ports)
+
+
+def instruction_for(build: Callable[[Any], SystemBlock], outcome: ToolOutcome) -> SystemBlock | None:
+    return build(outcome.output) if outcome.output is not None else None
