@@ -12,6 +12,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SAM_VENV := .venv-sam
 
+# The same import roots as pytest's `pythonpath` and Lambda's layer: `import skillcore` is the layer's code.
+export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
@@ -76,7 +78,7 @@ lint-template: venv $(SAM_VENV)/bin/sam
 	$(SAM_VENV)/bin/sam validate --lint --template template.yaml --region us-east-1
 
 evals: venv
-	$(PY) -m pytest tests/evals -q
+	$(PY) -m scripts.evals
 
 bench: venv node
 	$(PY) -m scripts.bench

@@ -8,9 +8,9 @@ from pydantic.alias_generators import to_camel
 
 from skillcore.clock import to_api_time
 from skillcore.memory.models import MemoryItem
+from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
 from skillcore.policy.audit import AuditEvent
 from skillcore.policy.grants import GrantScope, PermissionGrant
-from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
 from skillcore.services.skills import CatalogEntry
 
 

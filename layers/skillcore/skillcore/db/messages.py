@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, query_page, to_item
+from skillcore.db.dynamo import Db, query_page, to_item
 from skillcore.models import Message, Origin, Role
 
 BY_TIME = "byTime"

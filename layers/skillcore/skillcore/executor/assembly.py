@@ -61,6 +61,6 @@ def build_executor(
     runner = ToolRunner(db, clock=clock, new_id=mint)
     return Executor(
         skills, model, new_id=mint, max_tokens=max_tokens,
-        tool_branch=ToolSkillBranch(skills.tools, runner, read_only_ports(db)),
+        tool_branch=ToolSkillBranch(skills, runner, read_only_ports(db)),
         context_blocks=MemoryContext(skills.memory_context, db),
     )

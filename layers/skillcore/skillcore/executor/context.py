@@ -8,8 +8,8 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.db.sessions import WorkflowSession
-from skillcore.policy.grants import PermissionGrant
 from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
+from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
 
 

@@ -12,12 +12,12 @@ from typing import Protocol
 
 from skillcore.db.sessions import SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
+from skillcore.executor.selection import select_prompts, select_workflow
 from skillcore.model.port import BlockKind, ChatMessage, ChatModel, ModelError, ModelRequest, SystemBlock
-from skillcore.models import ConversationKind, Role, RunKind, RunOutcome
+from skillcore.models import Role, RunKind, RunOutcome
 from skillcore.observability import logger
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
-from skillcore.skills.manifest import ConversationScope
 from skillcore.skills.matchers import MatchKind, is_chinese
 
 CANCEL_COMMANDS = ("/cancel", "取消")
@@ -50,13 +50,21 @@ class Executor:
         self._context_blocks = context_blocks
 
     def execute(self, ctx: TurnContext) -> TurnResult:
-        return (
+        result = (
             self._active_workflow(ctx)
             or self._new_workflow(ctx)
             or (self._tool_branch(ctx, self.reply_with) if self._tool_branch else None)
             or self._prompt_skill(ctx)
             or self.reply_with(ctx, ())
         )
+        if result.session_write is None and ctx.session is not None and ctx.session.active:
+            # The live session's skill was disabled or withdrawn: end it, so that re-enabling the skill
+            # later does not resume a stale step.
+            ended = ctx.session.model_copy(update={
+                "status": SessionStatus.CANCELLED, "revision": ctx.session.revision + 1, "updated_at": ctx.now,
+            })
+            result = replace(result, session_write=SessionWrite(ended, ctx.session.revision))
+        return result
 
     # -- workflows ---------------------------------------------------------------------------------
     def _active_workflow(self, ctx: TurnContext) -> TurnResult | None:
@@ -72,12 +80,9 @@ class Executor:
         return self._workflow_result(ctx, definition, transition, session)
 
     def _new_workflow(self, ctx: TurnContext) -> TurnResult | None:
-        for definition in self._skills.workflows.current():
-            if not self._applicable(ctx, definition.manifest.scope) or not ctx.enabled(definition.manifest):
-                continue
-            match = definition.matchers.match(ctx.text)
-            if match is None:
-                continue
+        picked = select_workflow(self._skills, ctx.text, ctx.conversation.kind, ctx.disabled_skills)
+        if picked is not None:
+            definition, match = picked
             # Only an explicit command carries an argument (`/goal run a 10k`); a plainly worded request does not.
             argument = match.argument if match.kind is MatchKind.COMMAND else ""
             transition = definition.handler.start(argument, chinese=is_chinese(ctx.text))
@@ -123,10 +128,7 @@ class Executor:
 
     # -- prompt skills and plain replies -----------------------------------------------------------
     def _prompt_skill(self, ctx: TurnContext) -> TurnResult | None:
-        chosen = [
-            d for d in self._skills.prompts.current()
-            if ctx.enabled(d.manifest) and self._applicable(ctx, d.manifest.scope) and d.matchers.match(ctx.text)
-        ]
+        chosen = select_prompts(self._skills, ctx.text, ctx.conversation.kind, ctx.disabled_skills)
         if not chosen:
             return None
         blocks = [SystemBlock(BlockKind.SKILL, d.instruction, source=d.manifest.skill_id) for d in chosen]
@@ -158,10 +160,6 @@ class Executor:
             ChatMessage(role="user" if m.role is Role.USER else "assistant", text=m.text) for m in ctx.history()
         ]
         return [*history, ChatMessage(role="user", text=ctx.text)]
-
-    @staticmethod
-    def _applicable(ctx: TurnContext, scope: ConversationScope) -> bool:
-        return scope is ConversationScope.ANY or ctx.conversation.kind is ConversationKind.SINGLE
 
 
 def persona_block(ctx: TurnContext) -> SystemBlock:

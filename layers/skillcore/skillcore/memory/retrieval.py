@@ -20,13 +20,10 @@ _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _WORD = re.compile(r"[0-9a-z][0-9a-z'_-]*[0-9a-z]|[0-9a-z]{2,}", re.IGNORECASE)
 
 _CJK_STOP = frozenset(
-    "你还 还记 记得 得我 得吗 你记 记不 不记 我的 的吗 什么 么吗 吗 一下 是什 我之 之前 前说 说过 过什 提过 告诉 诉过 过你"
-    " 我喜 你知 知道 道我 我什 么东 东西 喜欢什 欢什".split()
+    ["你还", "还记", "记得", "得我", "得吗", "你记", "记不", "不记", "我的", "的吗", "什么", "么吗", "吗", "一下", "是什", "我之", "之前", "前说", "说过", "过什", "提过", "告诉", "诉过", "过你", "我喜", "你知", "知道", "道我", "我什", "么东", "东西", "喜欢什", "欢什"]
 )
 _WORD_STOP = frozenset(
-    "a an the and or but do does did you your yours i me my mine we our is are was were be been am to of in on"
-    " at for with about what when where who whom which how that this these those it its remember recall know"
-    " tell told again please can could would will have has had any anything something ever said say".split()
+    ["a", "an", "the", "and", "or", "but", "do", "does", "did", "you", "your", "yours", "i", "me", "my", "mine", "we", "our", "is", "are", "was", "were", "be", "been", "am", "to", "of", "in", "on", "at", "for", "with", "about", "what", "when", "where", "who", "whom", "which", "how", "that", "this", "these", "those", "it", "its", "remember", "recall", "know", "tell", "told", "again", "please", "can", "could", "would", "will", "have", "has", "had", "any", "anything", "something", "ever", "said", "say"]
 )
 
 

@@ -10,30 +10,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from skillcore.executor.context import TurnContext, TurnResult
+from skillcore.executor.selection import select_tool
 from skillcore.model.port import BlockKind, SystemBlock
-from skillcore.models import ConversationKind, RunKind, RunOutcome
-from skillcore.skills.manifest import ConversationScope
-from skillcore.skills.matchers import Match
-from skillcore.skills.tools import ToolPorts, ToolRegistry, ToolRequest, ToolSkillDefinition
+from skillcore.models import RunKind, RunOutcome
+from skillcore.skills.builtin import Skills
+from skillcore.skills.tools import ToolPorts, ToolRequest, ToolSkillDefinition
 from skillcore.tools.runner import ToolCallContext, ToolRunner, ToolStatus
 
 FAILED_INSTRUCTION = (
     "The lookup you would need failed. Say plainly that you cannot recall it exactly right now. "
     "Do not invent, guess or imply any memory."
 )
-
-
-def select_tool(ctx: TurnContext, registry: ToolRegistry) -> tuple[ToolSkillDefinition, Match] | None:
-    for definition in registry.current():
-        manifest = definition.manifest
-        if not ctx.enabled(manifest):
-            continue
-        if manifest.scope is ConversationScope.SINGLE_CHAT and ctx.conversation.kind is not ConversationKind.SINGLE:
-            continue
-        match = definition.matchers.match(ctx.text)
-        if match is not None:
-            return definition, match
-    return None
 
 
 def denied_notice(definition: ToolSkillDefinition) -> SystemBlock:
@@ -52,15 +39,15 @@ def denied_notice(definition: ToolSkillDefinition) -> SystemBlock:
 
 
 class ToolSkillBranch:
-    def __init__(self, registry: ToolRegistry, runner: ToolRunner, ports_for: Callable[[str, str], ToolPorts]):
-        self._registry = registry
+    def __init__(self, skills: Skills, runner: ToolRunner, ports_for: Callable[[str, str], ToolPorts]):
+        self._skills = skills
         self._runner = runner
         self._ports_for = ports_for
 
     def __call__(
         self, ctx: TurnContext, reply_with: Callable[[TurnContext, Sequence[SystemBlock]], TurnResult]
     ) -> TurnResult | None:
-        selected = select_tool(ctx, self._registry)
+        selected = select_tool(self._skills, ctx.text, ctx.conversation.kind, ctx.disabled_skills)
         if selected is None:
             return None
         definition, match = selected

@@ -1,0 +1,61 @@
+"""Selector and payload evals: prints precision and recall per skill; exits 1 below the threshold.
+
+`make evals` runs this; CI runs it too. The labelled cases live in tests/evals/.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections import Counter
+
+from skillcore.executor.selection import selected_skill
+from skillcore.models import ConversationKind
+from skillcore.skills.builtin import SKILLS
+from tests.evals.selector_cases import CASES
+
+THRESHOLD = 0.95
+
+
+def evaluate() -> tuple[dict[str, tuple[float, float, int]], list[str]]:
+    tp: Counter[str] = Counter()
+    fp: Counter[str] = Counter()
+    fn: Counter[str] = Counter()
+    mistakes: list[str] = []
+    for text, kind, disabled, expected in CASES:
+        got = selected_skill(SKILLS, text, ConversationKind(kind), frozenset(disabled))
+        if got == expected:
+            if expected:
+                tp[expected] += 1
+            continue
+        mistakes.append(f"{text!r} ({kind}, disabled={list(disabled)}): expected {expected}, got {got}")
+        if got:
+            fp[got] += 1
+        if expected:
+            fn[expected] += 1
+    skills = sorted({e for *_, e in CASES if e} | set(fp))
+    scores = {}
+    for skill in skills:
+        precision = tp[skill] / (tp[skill] + fp[skill]) if tp[skill] + fp[skill] else 1.0
+        recall = tp[skill] / (tp[skill] + fn[skill]) if tp[skill] + fn[skill] else 1.0
+        scores[skill] = (precision, recall, tp[skill] + fn[skill])
+    return scores, mistakes
+
+
+def main() -> int:
+    scores, mistakes = evaluate()
+    print(f"selector evals: {len(CASES)} labelled utterances")
+    print(f"{'skill':<16}{'precision':>10}{'recall':>10}{'cases':>8}")
+    for skill, (precision, recall, cases) in scores.items():
+        print(f"{skill:<16}{precision:>10.3f}{recall:>10.3f}{cases:>8}")
+    for line in mistakes:
+        print("  miss:", line)
+    failing = [s for s, (p, r, _) in scores.items() if p < THRESHOLD or r < THRESHOLD]
+    if failing:
+        print(f"FAILED: below {THRESHOLD} for {', '.join(failing)}")
+        return 1
+    print(f"all skills at or above {THRESHOLD}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
