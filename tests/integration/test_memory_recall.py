@@ -72,7 +72,7 @@ def test_recall_without_grant_is_denied_and_reads_nothing(fns):
     assert body["run"]["skillId"] == "memory-recall"
     assert "Skills page" in body["reply"]["text"] and "爬山" not in body["reply"]["text"]
     events = audit(rpc)
-    assert [(e["action"], e["decision"]) for e in events] == [("tool.policy", "denied")]
+    assert [(e["action"], e["decision"]) for e in events] == [("tool.execute", "denied")]
     assert events[0]["reason"] == "grant_missing" and events[0]["metadata"]["missingPermissions"] == ["memory:read"]
 
 
@@ -87,7 +87,7 @@ def test_recall_with_grant_uses_only_this_agents_memories(fns):
     assert body["run"] == body["run"] | {"kind": "tool", "outcome": "succeeded", "memoriesUsed": 1}
     assert body["reply"]["text"] == "我记得这些：\n我喜欢爬山"
     events = audit(rpc)
-    assert [(e["action"], e["decision"]) for e in events[:2]] == [("tool.execute", "succeeded"), ("tool.policy", "allowed")]
+    assert [(e["action"], e["decision"]) for e in events[:2]] == [("tool.execute", "succeeded"), ("tool.execute", "allowed")]
     assert events[0]["metadata"]["results"] == 1 and len(events[0]["metadata"]["inputSha256"]) == 64
 
 
@@ -115,7 +115,7 @@ def test_disabled_recall_does_not_run_the_tool(fns):
     assert status == 200 and item["skillId"] == "memory-recall" and item["enabled"] is False
     body = say(chat, agent["defaultConversationId"], "do you remember my sister?", "d1")
     assert body["run"]["kind"] != "tool"
-    assert all(e["action"] != "tool.policy" for e in audit(rpc))
+    assert all(e["action"] != "tool.execute" for e in audit(rpc))
 
 
 def test_recall_never_runs_in_group_chats(fns):

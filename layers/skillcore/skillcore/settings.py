@@ -50,7 +50,7 @@ class Settings(BaseModel):
     tables: TableNames
     dynamodb_endpoint: str | None = None
     model: Literal["offline", "bedrock"] = "offline"
-    bedrock_model_id: str = "anthropic.claude-3-5-haiku-20241022-v1:0"
+    bedrock_model_id: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
     bedrock_region: str | None = None
     bedrock_max_tokens: int = Field(default=512, ge=16, le=8192)
     history_messages: int = Field(default=20, ge=0, le=100)

@@ -19,15 +19,15 @@ Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 
 class AuditAction(StrEnum):
+    """What was attempted. An execution writes two events with the same action: the policy decision
+    (allowed/denied) and, if allowed, the result (succeeded/failed)."""
+
     PERMISSION_GRANT = "permission.grant"
     PERMISSION_REVOKE = "permission.revoke"
-    TOOL_POLICY = "tool.policy"
     TOOL_EXECUTE = "tool.execute"
     BACKGROUND_CREATE = "background.create"
-    BACKGROUND_POLICY = "background.policy"
     BACKGROUND_EXECUTE = "background.execute"
     BACKGROUND_CANCEL = "background.cancel"
-    AUTOMATION_POLICY = "automation.policy"
     AUTOMATION_EXECUTE = "automation.execute"
 
 

@@ -142,10 +142,10 @@ class ToolRunner:
         ))
         codes = tuple(p.code for p in manifest.permissions)
         if not decision.allowed:
-            audit(AuditAction.TOOL_POLICY, Decision.DENIED, reason=decision.reason.value,
+            audit(AuditAction.TOOL_EXECUTE, Decision.DENIED, reason=decision.reason.value,
                   permission_codes=codes, missing_permissions=decision.missing)
             return finish(ToolStatus.DENIED, decision)
-        audit(AuditAction.TOOL_POLICY, Decision.ALLOWED, reason=decision.reason.value, scope=decision.scope,
+        audit(AuditAction.TOOL_EXECUTE, Decision.ALLOWED, reason=decision.reason.value, scope=decision.scope,
               permission_codes=codes, matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants))
 
         # 2. The per-turn call cap.
