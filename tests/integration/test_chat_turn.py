@@ -75,7 +75,7 @@ def test_goal_setting_workflow_end_to_end(fns):
     _, r3 = say(chat, conv, "2027-12-31", "g3")
     assert "Read 12 books" in r3["reply"]["text"] and "2027-12-31" in r3["reply"]["text"]
     _, r4 = say(chat, conv, "yes", "g4")
-    assert "Goal: Read 12 books" in r4["reply"]["text"] and "Deadline: 2027-12-31" in r4["reply"]["text"]
+    assert "Goal: “Read 12 books”" in r4["reply"]["text"] and "Deadline: “2027-12-31”" in r4["reply"]["text"]
     _, r5 = say(chat, conv, "thanks!", "g5")
     assert r5["run"]["kind"] == "plain"
     _, runs = invoke(rpc, load_event("rpc_list_runs.json"))

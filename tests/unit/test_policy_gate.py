@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
+
 from skillcore.policy.gate import PolicyInput, Reason, decide
 from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel

@@ -24,6 +24,7 @@ TABLES = (
     "audit",
     "tool_executions",
     "memories",
+    "jobs",
 )
 
 
@@ -41,6 +42,7 @@ class TableNames(BaseModel):
     audit: str
     tool_executions: str
     memories: str
+    jobs: str
 
 
 class Settings(BaseModel):
@@ -54,6 +56,7 @@ class Settings(BaseModel):
     bedrock_region: str | None = None
     bedrock_max_tokens: int = Field(default=512, ge=16, le=8192)
     history_messages: int = Field(default=20, ge=0, le=100)
+    scan_batch_size: int = Field(default=20, ge=1, le=100)
     local: bool = False
 
     @classmethod
@@ -70,5 +73,6 @@ class Settings(BaseModel):
             bedrock_region=env.get("SKILLS_BEDROCK_REGION") or None,
             bedrock_max_tokens=int(env.get("SKILLS_BEDROCK_MAX_TOKENS", "512")),
             history_messages=int(env.get("SKILLS_HISTORY_MESSAGES", "20")),
+            scan_batch_size=int(env.get("SKILLS_SCAN_BATCH_SIZE", "20")),
             local=env.get("SKILLS_LOCAL", "") == "1",
         )

@@ -54,7 +54,9 @@ class RouteTable:
         self._routes: list[tuple[str, re.Pattern[str]]] = []
 
     def add(self, method: str, path: str) -> None:
-        pattern = re.sub(r"<[^>]+>", r"[^/]+", path)
+        pattern = "".join(
+            "[^/]+" if part.startswith("<") else re.escape(part) for part in re.split(r"(<[^>]+>)", path) if part
+        )
         self._routes.append((method.upper(), re.compile(f"^{pattern}/?$")))
 
     def allowed(self, path: str) -> list[str]:

@@ -101,6 +101,7 @@ class Executor:
             else SessionStatus.COMPLETED if transition.finished
             else SessionStatus.ACTIVE
         )
+        stale = ctx.session if ctx.session is not None and ctx.session.active and previous is None else None
         if previous is None:
             session = WorkflowSession(
                 conversation_id=ctx.conversation.conversation_id,
@@ -110,11 +111,12 @@ class Executor:
                 status=status,
                 step=transition.step,
                 slots=transition.slots,
-                revision=1,
+                # A live session of an unavailable skill is replaced under its own revision.
+                revision=stale.revision + 1 if stale else 1,
                 started_at=ctx.now,
                 updated_at=ctx.now,
             )
-            write = SessionWrite(session, None)
+            write = SessionWrite(session, stale.revision if stale else None)
         else:
             session = previous.model_copy(update={
                 "status": status, "step": transition.step, "slots": transition.slots,

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from skillcore.skills.background import BackgroundRegistry
 from skillcore.skills.daily_plan import DAILY_PLAN
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
+from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.goal_setting import GOAL_SETTING
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.memory_context import MEMORY_CONTEXT, ContextSkillDefinition
@@ -22,6 +24,16 @@ class Skills:
     prompts: Registry[PromptSkillDefinition]
     tools: ToolRegistry
     contexts: Registry[ContextSkillDefinition]
+    background: BackgroundRegistry
+
+    def __post_init__(self) -> None:
+        ids = [d.manifest.skill_id for r in self._registries() for d in r.current()]
+        duplicates = {i for i in ids if ids.count(i) > 1}
+        if duplicates:
+            raise ValueError(f"skill ids registered in two registries: {sorted(duplicates)}")
+
+    def _registries(self) -> tuple[Registry, ...]:
+        return (self.tools, self.contexts, self.background, self.workflows, self.prompts)
 
     @property
     def memory_context(self) -> ContextSkillDefinition:
@@ -31,8 +43,7 @@ class Skills:
 
     def manifests(self) -> list[SkillManifest]:
         """The catalog: the current version of every skill whose runtime exists."""
-        registries: tuple[Registry, ...] = (self.tools, self.contexts, self.workflows, self.prompts)
-        return [d.manifest for registry in registries for d in registry.current()]
+        return [d.manifest for registry in self._registries() for d in registry.current()]
 
     def manifest(self, skill_id: str) -> SkillManifest | None:
         return next((m for m in self.manifests() if m.skill_id == skill_id), None)
@@ -44,6 +55,7 @@ def builtin_skills() -> Skills:
         prompts=Registry(SkillKind.PROMPT, [DAILY_PLAN]),
         tools=ToolRegistry([MEMORY_RECALL]),
         contexts=Registry(SkillKind.PROMPT, [MEMORY_CONTEXT]),
+        background=BackgroundRegistry([GOAL_CHECK_IN_REMINDER]),
     )
 
 

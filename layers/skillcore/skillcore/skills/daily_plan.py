@@ -17,11 +17,14 @@ DAILY_PLAN = PromptSkillDefinition(
     matchers=SkillMatchers(
         commands=("/plan",),
         patterns=patterns(
-            r"\bplan (my|the|today|tomorrow|this)\b",
-            r"\bhelp me plan\b",
+            r"\bplan (out )?(my|the) (day|morning|afternoon|evening|week|tomorrow)\b",
+            r"\bplan (my |the )?(today|tomorrow)\b",
+            r"\bhelp me plan (my |the )?(day|today|tomorrow|morning|week)\b",
             r"\b(what should i|how should i) (do|prioriti[sz]e)\b.*\b(today|tomorrow)\b",
-            r"(帮我|帮忙)?(规划|计划|安排)(一下)?(今天|明天|这周|本周|一天)",
-            r"(今天|明天)(该|应该)?(做什么|干什么|怎么安排)",
+            r"(帮我|帮忙|请)(规划|计划|安排)(一下)?(今天|明天|这周|本周|一天|我的一天)",
+            r"(规划|安排)(一下)?(今天|明天|我的一天)",
+            r"^我?(今天|明天)(该|应该)(做什么|干什么|怎么安排)",
+            r"(今天|明天)(应该|该)?怎么安排",
         ),
     ),
     instruction=(

@@ -33,8 +33,8 @@ _TEXT = {
     "confirm_again": ("Please answer yes or no: goal “{goal}”, deadline “{deadline}”?", "请回答“是”或“不是”：目标“{goal}”，截止时间“{deadline}”？"),
     "restart": ("No problem, let's start over. What goal would you like to set?", "没关系，我们重新来。你想设定一个什么目标？"),
     "summary": (
-        "Your goal is set.\nGoal: {goal}\nDeadline: {deadline}\nSmall steps count. I'm here whenever you want to review progress.",
-        "目标已设定。\n目标：{goal}\n截止时间：{deadline}\n一步一步来，想复盘进展时随时找我。",
+        "Your goal is set.\nGoal: “{goal}”\nDeadline: “{deadline}”\nSmall steps count. I'm here whenever you want to review progress.",
+        "目标已设定。\n目标：“{goal}”\n截止时间：“{deadline}”\n一步一步来，想复盘进展时随时找我。",
     ),
     "cancelled": ("Okay, goal setting is cancelled.", "好的，已取消设定目标。"),
 }
@@ -46,7 +46,7 @@ def _say(key: str, chinese: bool, **slots: str) -> str:
 
 def _slot(text: str) -> str:
     cleaned = " ".join(text.split())
-    return cleaned[:MAX_SLOT_CHARS]
+    return cleaned[:MAX_SLOT_CHARS].rstrip()
 
 
 class GoalSettingHandler:
@@ -92,10 +92,11 @@ GOAL_SETTING = WorkflowSkillDefinition(
     matchers=SkillMatchers(
         commands=("/goal",),
         patterns=patterns(
-            r"\b(set|make|create|define)\s+(a\s+|my\s+|an?\s+new\s+)?goals?\b",
-            r"\bhelp me (set|make|define)\b.*\bgoals?\b",
-            r"(设定|设置|定|制定|立)(一个|个|下)?(新的?)?目标",
-            r"帮我(定|设定|制定)目标",
+            r"\b(i want|i'd like|i would like|let's|let us|help me|can you help me|could you help me|please help me)"
+            r"( to)? (set|make|create|define) (up )?(a |my |an? new |some )?([a-z-]+ ){0,2}goals?\b",
+            r"^\s*(set|create|define) (a |my |an? new )?([a-z-]+ )?goals?\b",
+            r"(我想|我要|想要|帮我|请帮我|帮忙|我们来|来)(一起)?(设定|设置|定|制定|立)(一个|个|下)?(新的?)?目标",
+            r"^(设定|设置|制定|定)(一个|个)(新的?)?目标",
         ),
     ),
     handler=GoalSettingHandler(),

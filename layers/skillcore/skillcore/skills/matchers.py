@@ -29,8 +29,10 @@ class SkillMatchers:
     def match(self, text: str) -> Match | None:
         stripped = text.strip()
         for command in self.commands:
-            if stripped == command or stripped.startswith(command + " ") or stripped.startswith(command + "\n"):
-                return Match(MatchKind.COMMAND, stripped[len(command):].strip())
+            # Case-insensitive (phone keyboards capitalise), any whitespace (tab, ideographic space) after it.
+            found = re.match(rf"{re.escape(command)}(?:\s+(.*))?$", stripped, re.IGNORECASE | re.DOTALL)
+            if found:
+                return Match(MatchKind.COMMAND, (found.group(1) or "").strip())
         if stripped.startswith("/"):
             return None  # another command: never a semantic match
         for pattern in self.patterns:

@@ -24,10 +24,16 @@ class HasManifest(Protocol):
 D = TypeVar("D", bound=HasManifest)
 
 
-def _version_key(version: str) -> tuple[int, int, int]:
-    core = version.split("-", 1)[0].split("+", 1)[0]
+def _version_key(version: str) -> tuple:
+    """semver precedence: a release outranks its pre-releases; pre-release identifiers compare numerically
+    when numeric, lexically otherwise, numeric before alphanumeric."""
+    without_build = version.split("+", 1)[0]
+    core, _, pre = without_build.partition("-")
     major, minor, patch = (int(p) for p in core.split("."))
-    return major, minor, patch
+    if not pre:
+        return (major, minor, patch, 1, ())
+    identifiers = tuple((0, int(i), "") if i.isdigit() else (1, 0, i) for i in pre.split("."))
+    return (major, minor, patch, 0, identifiers)
 
 
 class Registry(Generic[D]):

@@ -1,0 +1,75 @@
+"""The background job lifecycle: one explicit state machine, and the retry policy as a pure value.
+
+    scheduled --claim--> running --finish--> succeeded
+    retrying  --claim--> running --transient error / lease expired--> retrying (attempts < max)
+                         running --permanent error / attempts == max--> failed
+    scheduled, retrying --cancel--> cancelled
+
+Every transition is a conditional write on id + revision + status that bumps the revision (db/jobs.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+
+
+class JobStatus(StrEnum):
+    SCHEDULED = "scheduled"
+    RUNNING = "running"
+    RETRYING = "retrying"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+TRANSITIONS: dict[JobStatus, frozenset[JobStatus]] = {
+    JobStatus.SCHEDULED: frozenset({JobStatus.RUNNING, JobStatus.CANCELLED}),
+    JobStatus.RETRYING: frozenset({JobStatus.RUNNING, JobStatus.CANCELLED}),
+    JobStatus.RUNNING: frozenset({JobStatus.SUCCEEDED, JobStatus.RETRYING, JobStatus.FAILED}),
+    JobStatus.SUCCEEDED: frozenset(),
+    JobStatus.FAILED: frozenset(),
+    JobStatus.CANCELLED: frozenset(),
+}
+
+DUE = frozenset({JobStatus.SCHEDULED, JobStatus.RETRYING})
+CANCELLABLE = DUE
+FINAL = frozenset({JobStatus.SUCCEEDED, JobStatus.FAILED, JobStatus.CANCELLED})
+
+
+class IllegalTransition(ValueError):
+    pass
+
+
+def check_transition(current: JobStatus, target: JobStatus) -> None:
+    if target not in TRANSITIONS[current]:
+        raise IllegalTransition(f"{current} -> {target} is not a job transition")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Backoff after the n-th failed attempt: first, first*2, ... capped; permanent at max_attempts."""
+
+    first_delay: timedelta = timedelta(minutes=5)
+    max_delay: timedelta = timedelta(minutes=60)
+
+    def delay(self, attempts: int) -> timedelta:
+        return min(self.first_delay * (2 ** max(attempts - 1, 0)), self.max_delay)
+
+
+@dataclass(frozen=True)
+class Retry:
+    at: datetime
+
+
+@dataclass(frozen=True)
+class Permanent:
+    error_code: str
+
+
+def decide(policy: RetryPolicy, *, error_code: str, transient: bool, attempts: int, max_attempts: int, now: datetime) -> Retry | Permanent:
+    """What to do after attempt number `attempts` failed with `error_code`."""
+    if not transient or attempts >= max_attempts:
+        return Permanent(error_code)
+    return Retry(now + policy.delay(attempts))

@@ -1,0 +1,279 @@
+"""The background worker: recover expired leases, claim due jobs in batches, run each through its
+registered handler with the policy re-checked right before the side effect, then finish or retry.
+
+Only the worker whose conditional claim succeeded runs a job. DynamoDB requests per job: the claim (1),
+the re-check of grants and switches (1 BatchGetItem), the message (1 conditional Put), the recount
+(2 Queries), and the completion (1 TransactWriteItems with the audit events) - plus the due-index Query
+shared by a batch.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import ValidationError
+
+from skillcore import faults
+from skillcore.background.lifecycle import DUE, JobStatus, Permanent, RetryPolicy, decide
+from skillcore.background.models import BackgroundJob
+from skillcore.clock import to_sort_time
+from skillcore.db import agents as agent_store
+from skillcore.db import audit as audit_store
+from skillcore.db import conversations as conversation_store
+from skillcore.db import grants as grant_store
+from skillcore.db import jobs as job_store
+from skillcore.db import messages as message_store
+from skillcore.db import users
+from skillcore.db.dynamo import Db, from_item, is_condition_failure
+from skillcore.ids import new_id
+from skillcore.models import Message, Origin, Role, preview
+from skillcore.observability import logger
+from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
+from skillcore.policy.gate import PolicyInput, decide as policy_decide, scope_candidates
+from skillcore.skills.background import BackgroundPorts, BackgroundRegistry
+
+DEFAULT_BATCH = 20
+SAFETY_MARGIN_MS = 20_000
+
+
+@dataclass
+class ScanSummary:
+    recovered: int = 0
+    claimed: int = 0
+    succeeded: int = 0
+    retried: int = 0
+    failed: int = 0
+    cancelled: int = 0
+    lost_races: int = 0
+    extra: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "recovered": self.recovered, "claimed": self.claimed, "succeeded": self.succeeded,
+            "retried": self.retried, "failed": self.failed, "cancelled": self.cancelled, **self.extra,
+        }
+
+
+class TransientJobError(Exception):
+    """A failure worth retrying (throttling, a timeout, an injected transient fault)."""
+
+
+class Worker:
+    def __init__(
+        self, db: Db, registry: BackgroundRegistry, *, batch_size: int = DEFAULT_BATCH,
+        retry: RetryPolicy = RetryPolicy(), rng: random.Random | None = None,
+    ):
+        self._db = db
+        self._registry = registry
+        self._batch = batch_size
+        self._retry = retry
+        self._rng = rng or random.Random()
+
+    # -- the scan ------------------------------------------------------------------------------------
+    def scan(self, now: datetime, remaining_ms: Callable[[], int] = lambda: 10**9) -> ScanSummary:
+        summary = ScanSummary()
+        self.recover(now, summary)
+        start = self._rng.randrange(job_store.SHARDS)
+        order = [(start + i) % job_store.SHARDS for i in range(job_store.SHARDS)]
+        exhausted: set[int] = set()
+        # Keep claiming while any shard still has due jobs and the invocation has time left.
+        while len(exhausted) < len(order) and remaining_ms() > SAFETY_MARGIN_MS:
+            for shard_no in order:
+                if shard_no in exhausted or remaining_ms() <= SAFETY_MARGIN_MS:
+                    continue
+                candidates = job_store.due_candidates(self._db, shard_no, now, limit=self._batch)
+                if not candidates:
+                    exhausted.add(shard_no)
+                    continue
+                claimed_here = 0
+                for candidate in candidates:
+                    job = self.claim(candidate, now, summary)
+                    if job is not None:
+                        claimed_here += 1
+                        self.run(job, now, summary)
+                if claimed_here == 0 and len(candidates) < self._batch:
+                    exhausted.add(shard_no)  # only stale entries left here; the index will catch up
+        return summary
+
+    def recover(self, now: datetime, summary: ScanSummary) -> None:
+        """Running jobs whose lease expired: their worker died. Retry them (or fail them at maxAttempts)."""
+        for shard_no in range(job_store.SHARDS):
+            for candidate in job_store.expired_leases(self._db, shard_no, now, limit=100):
+                job = job_store.get_job(self._db, candidate.job_id)
+                if job is None or job.status is not JobStatus.RUNNING or (
+                    job.lease_expires_at is not None and job.lease_expires_at >= now
+                ):
+                    continue
+                if self._fail_attempt(job, now, "lease_expired", transient=True, summary=summary):
+                    summary.recovered += 1
+
+    def claim(self, candidate: job_store.Candidate, now: datetime, summary: ScanSummary) -> BackgroundJob | None:
+        if candidate.status not in DUE:
+            return None
+        try:
+            job = job_store.apply(self._db, job_store.claim_op(self._db, candidate, now))
+        except job_store.LeaseLost as lost:
+            summary.lost_races += 1
+            if lost.details.get("status") == JobStatus.CANCELLED.value:
+                summary.cancelled += 1
+            return None
+        summary.claimed += 1
+        return job
+
+    # -- one job ---------------------------------------------------------------------------------------
+    def run(self, job: BackgroundJob, now: datetime, summary: ScanSummary) -> None:
+        definition = self._registry.get(job.skill_id, job.skill_version)
+        if definition is None:
+            return self._deny(job, now, "version_missing", summary)
+        disabled, grants = self._recheck_state(job)
+        if job.skill_id in disabled:
+            return self._deny(job, now, "skill_disabled", summary)
+        decision = policy_decide(PolicyInput(
+            user_id=job.user_id, skill_id=job.skill_id, skill_version=job.skill_version,
+            requirements=definition.manifest.permissions, action="background.execute", agent_id=job.agent_id,
+            target_id=job.conversation_id, grants=grants,
+        ))
+        if not decision.allowed:
+            return self._deny(job, now, decision.reason.value, summary, missing=decision.missing)
+        allowed = self._event(job, now, Decision.ALLOWED, decision.reason.value,
+                              AuditMetadata(matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants),
+                                            job_id=job.job_id, attempt=job.attempts), scope=decision.scope)
+        try:
+            payload = definition.payload_model.model_validate(job.payload)
+        except ValidationError:
+            return self._deny(job, now, "invalid_payload", summary)
+        try:
+            faults.hit(faults.FaultPoint.BACKGROUND_BEFORE_SIDE_EFFECT)
+            definition.execute(payload, self._ports(job, now))
+        except faults.InjectedCrash:
+            raise
+        except (faults.InjectedTransientError, TransientJobError, ClientError) as error:
+            logger.warning("background attempt failed", extra={"job_id": job.job_id, "error_type": type(error).__name__})
+            self._fail_attempt(job, now, "transient_error", transient=True, summary=summary, pending=[allowed])
+            return
+        except Exception as error:  # noqa: BLE001 - a bug in a handler is permanent, never retried blindly
+            logger.exception("background handler error", extra={"job_id": job.job_id, "error_type": type(error).__name__})
+            self._fail_attempt(job, now, "handler_error", transient=False, summary=summary, pending=[allowed])
+            return
+        done = self._event(job, now, Decision.SUCCEEDED, "succeeded", AuditMetadata(job_id=job.job_id, attempt=job.attempts))
+        op = job_store.transition_op(
+            self._db, job.job_id, revision=job.revision, current=JobStatus.RUNNING, target=JobStatus.SUCCEEDED,
+            now=now, sets={"completedAt": to_sort_time(now)}, removes=(*job_store.LEASE_FIELDS, "lastErrorCode"),
+        )
+        if self._commit(op, [allowed, done]):
+            summary.succeeded += 1
+        else:
+            summary.lost_races += 1
+
+    def _recheck_state(self, job: BackgroundJob) -> tuple[frozenset[str], tuple]:
+        """The user's switches and the grants that could apply, in one BatchGetItem."""
+        definition = self._registry.get(job.skill_id, job.skill_version)
+        assert definition is not None
+        grant_keys = [
+            grant_store.grant_key(job.user_id, job.skill_id, p.code, scope)
+            for p in definition.manifest.permissions for scope in scope_candidates(job.agent_id)
+        ]
+        request: dict[str, Any] = {self._db.tables.users: {"Keys": [users.bindings_key(job.user_id)], "ConsistentRead": True}}
+        if grant_keys:
+            request[self._db.tables.grants] = {"Keys": grant_keys, "ConsistentRead": True}
+        found: dict[str, list[dict[str, Any]]] = {self._db.tables.users: [], self._db.tables.grants: []}
+        while request:
+            response = self._db.client.batch_get_item(RequestItems=request)
+            for table, items in response.get("Responses", {}).items():
+                found[table] += [from_item(i) or {} for i in items]
+            request = response.get("UnprocessedKeys") or {}
+        bindings = found[self._db.tables.users]
+        disabled = users.disabled_skills(bindings[0] if bindings else None)
+        return disabled, tuple(grant_store.grant_from_item(i) for i in found[self._db.tables.grants])
+
+    def _ports(self, job: BackgroundJob, now: datetime) -> BackgroundPorts:
+        def write_agent_message(text: str) -> None:
+            message = Message(
+                message_id=job.job_id, conversation_id=job.conversation_id, role=Role.ASSISTANT,
+                agent_id=job.agent_id, text=text, origin=Origin.BACKGROUND, created_at=now,
+            )
+            try:
+                self._db.client.put_item(**message_store.put_message_op(self._db, message, job.user_id)["Put"])
+            except ClientError as error:
+                if not is_condition_failure(error):
+                    raise
+                logger.info("background message already written", extra={"job_id": job.job_id})
+            faults.hit(faults.FaultPoint.BACKGROUND_AFTER_MESSAGE)
+            # Recount rather than increment: this also repairs a run that died between message and summary.
+            count, newest = message_store.count_visible(self._db, job.conversation_id)
+            conversation_store.set_summary(
+                self._db, job.user_id, job.conversation_id, count=count,
+                last_at=newest.created_at if newest else None, preview=preview(newest.text) if newest else None,
+            )
+            self._db.client.update_item(**agent_store.touch_last_reply_op(self._db, job.user_id, job.agent_id, now)["Update"])
+
+        return BackgroundPorts(write_agent_message=write_agent_message)
+
+    # -- endings ---------------------------------------------------------------------------------------
+    def _deny(self, job: BackgroundJob, now: datetime, reason: str, summary: ScanSummary, missing: tuple[str, ...] = ()) -> None:
+        """A permanent refusal before any side effect: failed, no retry, no message."""
+        event = self._event(job, now, Decision.DENIED, reason,
+                            AuditMetadata(job_id=job.job_id, attempt=job.attempts, missing_permissions=missing))
+        op = job_store.transition_op(
+            self._db, job.job_id, revision=job.revision, current=JobStatus.RUNNING, target=JobStatus.FAILED, now=now,
+            sets={"lastErrorCode": reason, "completedAt": to_sort_time(now)}, removes=job_store.LEASE_FIELDS,
+        )
+        if self._commit(op, [event]):
+            summary.failed += 1
+        else:
+            summary.lost_races += 1
+
+    def _fail_attempt(
+        self, job: BackgroundJob, now: datetime, error_code: str, *, transient: bool, summary: ScanSummary,
+        pending: list[AuditEvent] | None = None,
+    ) -> bool:
+        """Records a failed attempt: retrying after the backoff, or failed for good. False if the job moved on."""
+        outcome = decide(self._retry, error_code=error_code, transient=transient, attempts=job.attempts,
+                         max_attempts=job.max_attempts, now=now)
+        events = [*(pending or []), self._event(
+            job, now, Decision.FAILED, error_code, AuditMetadata(job_id=job.job_id, attempt=job.attempts, error_code=error_code)
+        )]
+        if isinstance(outcome, Permanent):
+            target, sets = JobStatus.FAILED, {"lastErrorCode": error_code, "completedAt": to_sort_time(now)}
+        else:
+            target, sets = JobStatus.RETRYING, job_store.retry_sets(job.job_id, outcome.at, error_code)
+        op = job_store.transition_op(
+            self._db, job.job_id, revision=job.revision, current=JobStatus.RUNNING, target=target, now=now,
+            sets=sets, removes=job_store.LEASE_FIELDS,
+        )
+        if not self._commit(op, events):
+            summary.lost_races += 1
+            return False
+        if target is JobStatus.FAILED:
+            summary.failed += 1
+        else:
+            summary.retried += 1
+        return True
+
+    def _commit(self, op: dict[str, Any], events: list[AuditEvent]) -> bool:
+        """The job transition and its audit events, atomically. False when the job moved on meanwhile."""
+        items = [op, *(audit_store.put_audit_op(self._db, e) for e in events)]
+        try:
+            if len(items) == 1:
+                self._db.client.update_item(**op["Update"])
+            else:
+                self._db.client.transact_write_items(TransactItems=items)
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code")
+            if is_condition_failure(error) or code == "TransactionCanceledException":
+                return False
+            raise
+        return True
+
+    def _event(self, job: BackgroundJob, now: datetime, decision: Decision, reason: str, metadata: AuditMetadata,
+               scope: Any = None) -> AuditEvent:
+        return AuditEvent(
+            event_id=new_id(now), user_id=job.user_id, at=now, skill_id=job.skill_id, skill_version=job.skill_version,
+            action=AuditAction.BACKGROUND_EXECUTE, decision=decision, scope=scope, target_id=job.job_id,
+            reason=reason, metadata=metadata,
+        )

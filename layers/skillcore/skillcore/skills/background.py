@@ -1,0 +1,43 @@
+"""Background skills: the seed's BackgroundSkillDefinition and its registry rules.
+
+`execute` receives only `BackgroundPorts`, bound by the worker to the job's owner, agent and conversation;
+a background skill cannot choose where it writes, and cannot write anything but through them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+
+from skillcore.skills.manifest import SkillKind, SkillManifest
+from skillcore.skills.registry import Registry, RegistryError
+
+MIN_ATTEMPTS, MAX_ATTEMPTS = 1, 10
+
+
+@dataclass(frozen=True)
+class BackgroundPorts:
+    # Writes the agent's message into the job's conversation, idempotently (message id = job id).
+    write_agent_message: Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class BackgroundSkillDefinition:
+    manifest: SkillManifest
+    payload_model: type[BaseModel]
+    max_attempts: int
+    execute: Callable[[Any, BackgroundPorts], None]
+
+    kind = SkillKind.BACKGROUND
+
+
+class BackgroundRegistry(Registry[BackgroundSkillDefinition]):
+    def __init__(self, definitions: Iterable[BackgroundSkillDefinition]):
+        definitions = list(definitions)
+        super().__init__(SkillKind.BACKGROUND, definitions)
+        for definition in definitions:
+            if not MIN_ATTEMPTS <= definition.max_attempts <= MAX_ATTEMPTS:
+                raise RegistryError(f"{definition.manifest.key}: maxAttempts must be {MIN_ATTEMPTS}..{MAX_ATTEMPTS}")

@@ -1,0 +1,58 @@
+"""goal-check-in-reminder@1.0.0: at the chosen time, the agent asks how the user's goal is going.
+
+The payload is built by the server from the verified agent and its default conversation; the client
+names neither the conversation nor the text. The message is a trusted template; the user's note is
+quoted inside it as content, never used as an instruction (no model is involved at all).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from skillcore.skills.background import BackgroundPorts, BackgroundSkillDefinition
+from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel, SkillKind, SkillManifest
+
+NOTE_MAX = 500
+
+PROACTIVE_MESSAGE_WRITE = PermissionRequirement(
+    code="proactive_message:write", risk_level=RiskLevel.L2, approval_mode=ApprovalMode.PERSISTENT
+)
+
+
+class GoalCheckInPayload(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent_id: str = Field(alias="agentId", min_length=1, max_length=64)
+    agent_name: str = Field(alias="agentName", min_length=1, max_length=40)
+    conversation_id: str = Field(alias="conversationId", min_length=1, max_length=64)
+    note: str = Field(default="", max_length=NOTE_MAX)
+
+
+OPENING = "我们约定的目标复盘时间到了。"
+CLOSING = "现在进展到哪里了？"
+DEFAULT_PROMPT = "回顾一下你最近在推进的目标：哪些已经做到了，哪里卡住了？"
+
+
+def render_message(payload: GoalCheckInPayload) -> str:
+    note = " ".join(payload.note.split())
+    middle = f"你当时写下的关注点是：「{note}」" if note else DEFAULT_PROMPT
+    return f"{OPENING}\n{middle}\n{CLOSING}"
+
+
+def execute(payload: GoalCheckInPayload, ports: BackgroundPorts) -> None:
+    ports.write_agent_message(render_message(payload))
+
+
+GOAL_CHECK_IN_REMINDER = BackgroundSkillDefinition(
+    manifest=SkillManifest(
+        skill_id="goal-check-in-reminder",
+        version="1.0.0",
+        kind=SkillKind.BACKGROUND,
+        name="Goal check-in reminder",
+        description="At a time you choose, your agent sends one message asking how your goal is going.",
+        permissions=(PROACTIVE_MESSAGE_WRITE,),
+    ),
+    payload_model=GoalCheckInPayload,
+    max_attempts=3,
+    execute=execute,
+)
