@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from skillcore.background.worker import Worker
 from skillcore.clock import parse_time
 
 SUMMARY_KEYS = ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled", "automationRuns")
@@ -20,5 +22,7 @@ def scan_time(event: dict[str, Any]) -> datetime:
     return datetime.now(UTC)
 
 
-def empty_summary() -> dict[str, int]:
-    return dict.fromkeys(SUMMARY_KEYS, 0)
+def run_scan(worker: Worker, now: datetime, remaining_ms: Callable[[], int]) -> dict[str, int]:
+    summary = dict.fromkeys(SUMMARY_KEYS, 0)
+    summary.update(worker.scan(now, remaining_ms).as_dict())
+    return summary

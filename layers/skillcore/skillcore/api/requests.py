@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.alias_generators import to_camel
 
+from skillcore.background.lifecycle import JobStatus
 from skillcore.memory.models import MemoryStatus
 from skillcore.models import ConversationKind
 
@@ -95,3 +96,14 @@ class MemoryQuery(Paging):
 
 class AdminAuditQuery(Paging):
     user_id: str = Field(alias="userId", min_length=1, max_length=128)
+
+
+class CreateBackgroundJob(Strict):
+    skill_id: str = Field(min_length=1, max_length=64)
+    agent_id: Id
+    run_at: AwareDatetime
+    note: str = Field(default="", max_length=500)
+
+
+class JobQuery(Paging):
+    status: JobStatus | None = None

@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_api_time
 from skillcore.memory.models import MemoryItem
 from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
@@ -124,3 +125,17 @@ def memory(m: MemoryItem) -> dict[str, Any]:
         "importance": m.importance, "status": m.status.value, "source": m.source.value,
         "createdAt": _time(m.created_at), "updatedAt": _time(m.updated_at),
     }
+
+
+def background_job(j: BackgroundJob) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "jobId": j.job_id, "skillId": j.skill_id, "skillVersion": j.skill_version, "agentId": j.agent_id,
+        "conversationId": j.conversation_id, "status": j.status.value, "scheduledAt": _time(j.scheduled_at),
+        "nextAttemptAt": _time(j.next_attempt_at), "attempts": j.attempts, "maxAttempts": j.max_attempts,
+        "note": j.note, "createdAt": _time(j.created_at), "updatedAt": _time(j.updated_at),
+    }
+    if j.last_error_code:
+        body["lastErrorCode"] = j.last_error_code
+    if j.completed_at:
+        body["completedAt"] = _time(j.completed_at)
+    return body

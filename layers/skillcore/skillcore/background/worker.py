@@ -34,7 +34,8 @@ from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
 from skillcore.observability import logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
-from skillcore.policy.gate import PolicyInput, decide as policy_decide, scope_candidates
+from skillcore.policy.gate import PolicyInput, scope_candidates
+from skillcore.policy.gate import decide as policy_decide
 from skillcore.skills.background import BackgroundPorts, BackgroundRegistry
 
 DEFAULT_BATCH = 20

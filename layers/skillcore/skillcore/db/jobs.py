@@ -26,7 +26,16 @@ from botocore.exceptions import ClientError
 from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, old_item, query_page, to_item, to_value
+from skillcore.db.dynamo import (
+    Db,
+    from_item,
+    is_condition_failure,
+    key,
+    old_item,
+    query_page,
+    to_item,
+    to_value,
+)
 from skillcore.errors import Conflict
 
 SHARDS = 8
