@@ -6,6 +6,7 @@ document loads with a plain YAML parser.
 
 from __future__ import annotations
 
+import contextlib
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -93,11 +94,10 @@ def ensure_tables(client: Any, *, prefix: str = "") -> dict[str, str]:
         client.get_waiter("table_exists").wait(TableName=kwargs["TableName"], WaiterConfig={"Delay": 0.2})
         ttl = properties.get("TimeToLiveSpecification")
         if ttl and ttl.get("Enabled"):
-            try:
+            # Some emulators lack TTL; expiry is housekeeping, never relied upon for correctness.
+            with contextlib.suppress(client.exceptions.ClientError):
                 client.update_time_to_live(
                     TableName=kwargs["TableName"],
                     TimeToLiveSpecification={"AttributeName": ttl["AttributeName"], "Enabled": True},
                 )
-            except client.exceptions.ClientError:
-                pass  # some emulators lack TTL; expiry is housekeeping, never relied upon for correctness
     return {env: f"{prefix}{logical}" for env, logical in table_env().items()}

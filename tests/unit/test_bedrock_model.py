@@ -24,6 +24,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 from botocore.stub import Stubber
+
 from skillcore.model.bedrock import BedrockModel
 from skillcore.model.factory import CONNECT_TIMEOUT_S, READ_TIMEOUT_S, TOTAL_MAX_ATTEMPTS, make_model
 from skillcore.model.port import (

@@ -38,7 +38,14 @@ def signed(claims: dict[str, Any], *, secret: str = SECRET, algorithm: str = "HS
 
 
 def valid_claims(**changes: Any) -> dict[str, Any]:
-    claims: dict[str, Any] = {"iss": ISSUER, "aud": AUDIENCE, "sub": "alice", "iat": NOW, "nbf": NOW, "exp": NOW + 600}
+    claims: dict[str, Any] = {
+        "iss": ISSUER,
+        "aud": AUDIENCE,
+        "sub": "alice",
+        "iat": NOW,
+        "nbf": NOW,
+        "exp": NOW + 600,
+    }
     for name, value in changes.items():
         if value is None:
             claims.pop(name, None)
@@ -236,7 +243,13 @@ def test_issue_token_refuses_an_empty_user() -> None:
 
 def test_claims_reach_the_handler_as_strings_with_arrays_bracketed() -> None:
     rendered = render_claims(
-        {"sub": "alice", "exp": 1767225600, "cognito:groups": ["admin"], "email_verified": True, "scope": "a b"}
+        {
+            "sub": "alice",
+            "exp": 1767225600,
+            "cognito:groups": ["admin"],
+            "email_verified": True,
+            "scope": "a b",
+        }
     )
     assert rendered == {
         "sub": "alice",
@@ -256,7 +269,9 @@ def test_several_groups_are_space_separated() -> None:
 # ---------------------------------------------------------------------------------------------- the CLI
 
 
-def test_token_cli_prints_one_verifiable_token(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_cli_prints_one_verifiable_token(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLS_LOCAL_JWT_SECRET", SECRET)
     assert token_cli.main(["alice", "--admin", "--ttl", "120"]) == 0
     printed = capsys.readouterr().out
@@ -267,7 +282,9 @@ def test_token_cli_prints_one_verifiable_token(capsys: pytest.CaptureFixture[str
     assert claims["exp"] - claims["iat"] == 120
 
 
-def test_token_cli_without_admin_has_no_groups(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_token_cli_without_admin_has_no_groups(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SKILLS_LOCAL_JWT_SECRET", SECRET)
     token_cli.main(["bob"])
     claims = verify(bearer(capsys.readouterr().out.strip()), SECRET)

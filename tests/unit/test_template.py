@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from skillcore.settings import TABLES
 
+from skillcore.settings import TABLES
 from skillcore_local.template import ROOT, load_template, table_resources
 
 Template = dict[str, Any]

@@ -43,7 +43,7 @@ def envelope(status: int, code: str, message: str, details: dict[str, Any] | Non
 def status_of(error: errors.DomainError) -> int:
     for cls in type(error).__mro__:
         if cls in STATUS:
-            return STATUS[cls]  # type: ignore[index]
+            return STATUS[cls]
     return 500
 
 

@@ -67,12 +67,12 @@ class TransientJobError(Exception):
 class Worker:
     def __init__(
         self, db: Db, registry: BackgroundRegistry, *, batch_size: int = DEFAULT_BATCH,
-        retry: RetryPolicy = RetryPolicy(), rng: random.Random | None = None,
+        retry: RetryPolicy | None = None, rng: random.Random | None = None,
     ):
         self._db = db
         self._registry = registry
         self._batch = batch_size
-        self._retry = retry
+        self._retry = retry or RetryPolicy()
         self._rng = rng or random.Random()
 
     # -- the scan ------------------------------------------------------------------------------------

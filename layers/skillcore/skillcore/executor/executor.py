@@ -28,7 +28,9 @@ DEGRADED_REPLY = ("Sorry, I can't answer right now. Please try again in a moment
 class Branch(Protocol):
     """An optional executor branch (the tool-skill branch plugs in here)."""
 
-    def __call__(self, ctx: TurnContext, base: Callable[[TurnContext, Sequence[SystemBlock]], TurnResult]) -> TurnResult | None: ...
+    def __call__(
+        self, ctx: TurnContext, reply_with: Callable[[TurnContext, Sequence[SystemBlock]], TurnResult]
+    ) -> TurnResult | None: ...
 
 
 class Executor:

@@ -38,12 +38,18 @@ from skillcore.skills.tools import ToolPorts
 
 
 class RunnableTool(Protocol):
-    tool_id: str
-    timeout_ms: int
-    max_calls_per_turn: int
-    input_model: type[BaseModel]
-    output_model: type[BaseModel]
-    execute: Callable[[Any, ToolPorts], Any]
+    @property
+    def tool_id(self) -> str: ...
+    @property
+    def timeout_ms(self) -> int: ...
+    @property
+    def max_calls_per_turn(self) -> int: ...
+    @property
+    def input_model(self) -> type[BaseModel]: ...
+    @property
+    def output_model(self) -> type[BaseModel]: ...
+    @property
+    def execute(self) -> Callable[[Any, ToolPorts], Any]: ...
 
 
 class ToolStatus(StrEnum):
