@@ -11,6 +11,7 @@ from collections import Counter
 from skillcore.executor.selection import selected_skill
 from skillcore.models import ConversationKind
 from skillcore.skills.builtin import SKILLS
+from tests.evals.payload_cases import CASES as PAYLOAD_CASES
 from tests.evals.selector_cases import CASES
 
 THRESHOLD = 0.95
@@ -41,6 +42,24 @@ def evaluate() -> tuple[dict[str, tuple[float, float, int]], list[str]]:
     return scores, mistakes
 
 
+def evaluate_payloads() -> tuple[int, list[str]]:
+    """Background payload evals: valid payloads accepted, anything else rejected by the skill's schema."""
+    from pydantic import ValidationError
+
+    definition = SKILLS.background.latest("goal-check-in-reminder")
+    assert definition is not None
+    wrong = []
+    for name, payload, accepted in PAYLOAD_CASES:
+        try:
+            definition.payload_model.model_validate(payload)
+            got = True
+        except ValidationError:
+            got = False
+        if got != accepted:
+            wrong.append(f"{name}: expected {'accepted' if accepted else 'rejected'}")
+    return len(PAYLOAD_CASES) - len(wrong), wrong
+
+
 def main() -> int:
     scores, mistakes = evaluate()
     print(f"selector evals: {len(CASES)} labelled utterances")
@@ -49,7 +68,13 @@ def main() -> int:
         print(f"{skill:<16}{precision:>10.3f}{recall:>10.3f}{cases:>8}")
     for line in mistakes:
         print("  miss:", line)
+    right, wrong = evaluate_payloads()
+    print(f"payload evals (goal-check-in-reminder): {right}/{len(PAYLOAD_CASES)} correct")
+    for line in wrong:
+        print("  wrong:", line)
     failing = [s for s, (p, r, _) in scores.items() if p < THRESHOLD or r < THRESHOLD]
+    if wrong:
+        failing.append("goal-check-in-reminder payload")
     if failing:
         print(f"FAILED: below {THRESHOLD} for {', '.join(failing)}")
         return 1

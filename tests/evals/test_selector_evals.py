@@ -16,3 +16,11 @@ def test_precision_and_recall_per_skill():
     assert {"memory-recall", "goal-setting", "daily-plan"} <= set(scores)
     for skill, (precision, recall, _) in scores.items():
         assert precision >= THRESHOLD and recall >= THRESHOLD, (skill, precision, recall, mistakes)
+
+
+def test_background_payload_evals():
+    from scripts.evals import evaluate_payloads
+    from tests.evals.payload_cases import CASES as PAYLOAD_CASES
+
+    right, wrong = evaluate_payloads()
+    assert wrong == [] and right == len(PAYLOAD_CASES)
