@@ -61,7 +61,7 @@ def load_function(logical_id: str) -> ModuleType:
 
 class FakeContext:
     function_name = "test"
-    memory_limit_in_mb = 512
+    memory_limit_in_mb = "512"
     invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:test"
     aws_request_id = "req-1"
 

@@ -14,7 +14,7 @@ db = make_db(settings)
 worker = Worker(db, SKILLS.background, batch_size=settings.scan_batch_size)
 
 
-@logger.inject_lambda_context(log_event=False)
+@logger.inject_lambda_context(log_event=False, clear_state=True)
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     summary = run_scan(worker, scan_time(event), context.get_remaining_time_in_millis)
     logger.info("scan finished", extra=summary)

@@ -25,6 +25,8 @@ TABLES = (
     "tool_executions",
     "memories",
     "jobs",
+    "automation_jobs",
+    "automation_runs",
 )
 
 
@@ -43,6 +45,8 @@ class TableNames(BaseModel):
     tool_executions: str
     memories: str
     jobs: str
+    automation_jobs: str
+    automation_runs: str
 
 
 class Settings(BaseModel):
