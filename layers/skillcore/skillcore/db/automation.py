@@ -17,7 +17,13 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from skillcore.automation.models import AutomationConfig, AutomationJob, AutomationRun, AutomationStatus, RunStatus
+from skillcore.automation.models import (
+    AutomationConfig,
+    AutomationJob,
+    AutomationRun,
+    AutomationStatus,
+    RunStatus,
+)
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
 from skillcore.db.jobs import shard
