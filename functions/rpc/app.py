@@ -4,11 +4,12 @@ cold start; the handler only resolves the request."""
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from skillcore.api import routes_background, routes_core, routes_skills
+from skillcore.api import routes_automation, routes_background, routes_core, routes_skills
 from skillcore.api.app import new_app
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.observability import logger
+from skillcore.services.automation import create_default_job
 from skillcore.services.profile import ProfileDeps
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
@@ -16,11 +17,14 @@ from skillcore.skills.builtin import SKILLS
 settings = Settings.from_env()
 db = make_db(settings)
 routes = new_app()
-routes_core.register(routes, routes_core.CoreDeps(db=db, clock=system_clock, profile=ProfileDeps(db=db)))
+# The first PUT /rpc/me also creates the user's default daily memory job.
+profile_deps = ProfileDeps(db=db, on_created=lambda profile, now: create_default_job(db, profile, now))
+routes_core.register(routes, routes_core.CoreDeps(db=db, clock=system_clock, profile=profile_deps))
 skill_deps = routes_skills.SkillDeps(db=db, skills=SKILLS, clock=system_clock)
 # Background routes first: their static paths must win over PATCH /rpc/skills/{skillId}.
 routes_background.register(routes, skill_deps)
 routes_skills.register(routes, skill_deps)
+routes_automation.register(routes, skill_deps)
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)

@@ -2,8 +2,11 @@
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
+from skillcore.automation.offline_extraction import plan
+from skillcore.automation.runner import AutomationRunner
 from skillcore.background.worker import Worker
 from skillcore.db.dynamo import make_db
+from skillcore.model.factory import make_model
 from skillcore.observability import logger
 from skillcore.scan import run_scan, scan_time
 from skillcore.settings import Settings
@@ -12,10 +15,13 @@ from skillcore.skills.builtin import SKILLS
 settings = Settings.from_env()
 db = make_db(settings)
 worker = Worker(db, SKILLS.background, batch_size=settings.scan_batch_size)
+# Automation runs may think longer than a chat turn: the scan has minutes, not API Gateway's 29 s.
+automations = AutomationRunner(db, SKILLS, make_model(settings, read_timeout=60.0, tool_planner=plan),
+                               batch_size=settings.scan_batch_size)
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    summary = run_scan(worker, scan_time(event), context.get_remaining_time_in_millis)
+    summary = run_scan(worker, automations, scan_time(event), context.get_remaining_time_in_millis)
     logger.info("scan finished", extra=summary)
     return summary

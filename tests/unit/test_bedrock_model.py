@@ -644,13 +644,17 @@ def test_make_model_bedrock_falls_back_to_the_function_region(aws_env: None) -> 
 
 def test_make_model_offline(monkeypatch: pytest.MonkeyPatch) -> None:
     class FakeOffline:
-        pass
+        def __init__(self, tool_planner=None):
+            self.tool_planner = tool_planner
 
     module = types.ModuleType("skillcore.model.offline")
     module.OfflineModel = FakeOffline  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "skillcore.model.offline", module)
 
-    assert isinstance(make_model(Settings.from_env({"SKILLS_MODEL": "offline"})), FakeOffline)
+    model = make_model(Settings.from_env({"SKILLS_MODEL": "offline"}))
+    assert isinstance(model, FakeOffline) and model.tool_planner is None
+    planner = object()
+    assert make_model(Settings.from_env({"SKILLS_MODEL": "offline"}), tool_planner=planner).tool_planner is planner
 
 
 def test_importing_the_factory_does_not_load_boto3() -> None:

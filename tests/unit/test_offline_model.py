@@ -143,9 +143,8 @@ def test_echo_without_any_user_message() -> None:
         ((MEMORY, SystemBlock(BlockKind.MEMORY, "More.", facts=("x",))), " [memories: 3]"),
         ((SystemBlock(BlockKind.MEMORY, "None."),), ""),
         ((MEMORY, SKILL_B, SKILL_A), " [skills: brevity, daily-plan] [memories: 2]"),
-        ((SystemBlock(BlockKind.AUTOMATION, "Automation task."),), ""),
     ],
-    ids=["one-skill", "two-skills", "memories", "memories-summed", "memory-without-facts", "both", "automation"],
+    ids=["one-skill", "two-skills", "memories", "memories-summed", "memory-without-facts", "both"],
 )
 def test_echo_suffixes(blocks: tuple[SystemBlock, ...], suffix: str) -> None:
     assert ask("hello", *blocks) == "I hear you: “hello”." + suffix
@@ -215,3 +214,20 @@ def test_the_planner_is_not_called_once_tool_results_are_there() -> None:
 def test_without_a_planner_no_tool_is_called() -> None:
     request = ModelRequest(system=(PERSONA,), messages=(ChatMessage("user", "extract"),), tools=(WRITE_TOOL,))
     assert OfflineModel().converse(request) == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
+
+
+def test_automation_requests_answer_with_a_summary_of_tool_results() -> None:
+    automation = SystemBlock(BlockKind.AUTOMATION, "Automation task.")
+    messages = (
+        ChatMessage("user", "请整理记忆"),
+        ChatMessage("assistant", "", tool_calls=(
+            ToolCall("w1", "memory_write", {}), ToolCall("w2", "memory_write", {}), ToolCall("f1", "memory_forget", {}),
+        )),
+        ChatMessage("user", "", tool_results=(
+            ToolResult("w1", {"ok": True}), ToolResult("w2", {"error": "x"}, is_error=True), ToolResult("f1", {"ok": True}),
+        )),
+    )
+    text = OfflineModel().converse(ModelRequest(system=(automation,), messages=messages)).text
+    assert text == "记忆整理完成：保存 1 条，忘记 1 条。"
+    english = OfflineModel().converse(ModelRequest(system=(automation,), messages=(ChatMessage("user", "review"),))).text
+    assert english == "Memory review done: 0 saved, 0 forgotten."

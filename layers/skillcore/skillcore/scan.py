@@ -6,7 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from skillcore.background.worker import Worker
+from skillcore.automation.runner import AutomationRunner
+from skillcore.background.worker import SAFETY_MARGIN_MS, Worker
 from skillcore.clock import parse_time
 
 SUMMARY_KEYS = ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled", "automationRuns")
@@ -22,7 +23,11 @@ def scan_time(event: dict[str, Any]) -> datetime:
     return datetime.now(UTC)
 
 
-def run_scan(worker: Worker, now: datetime, remaining_ms: Callable[[], int]) -> dict[str, int]:
+def run_scan(
+    worker: Worker, automations: AutomationRunner, now: datetime, remaining_ms: Callable[[], int]
+) -> dict[str, int]:
+    """Background jobs first (their time was promised to the minute), then automation slots."""
     summary = dict.fromkeys(SUMMARY_KEYS, 0)
     summary.update(worker.scan(now, remaining_ms).as_dict())
+    summary["automationRuns"] = automations.scan(now, remaining_ms, margin_ms=SAFETY_MARGIN_MS)
     return summary

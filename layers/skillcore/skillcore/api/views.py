@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
+from skillcore.automation.models import AutomationJob, AutomationRun
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_api_time
 from skillcore.memory.models import MemoryItem
@@ -138,4 +139,33 @@ def background_job(j: BackgroundJob) -> dict[str, Any]:
         body["lastErrorCode"] = j.last_error_code
     if j.completed_at:
         body["completedAt"] = _time(j.completed_at)
+    return body
+
+
+def automation_job(j: AutomationJob) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "jobId": j.job_id, "title": j.title, "scheduleType": j.schedule_type, "localTime": j.local_time,
+        "timezone": j.timezone, "config": {"prompt": j.config.prompt, "tools": list(j.config.tools)},
+        "status": j.status.value, "nextRunAt": _time(j.next_run_at), "isDefault": j.is_default,
+        "createdAt": _time(j.created_at), "updatedAt": _time(j.updated_at),
+    }
+    if j.weekday is not None:
+        body["weekday"] = j.weekday
+    if j.agent_id:
+        body["agentId"] = j.agent_id
+    if j.last_run_at:
+        body["lastRunAt"] = _time(j.last_run_at)
+    if j.last_run_status:
+        body["lastRunStatus"] = j.last_run_status.value
+    return body
+
+
+def automation_run(r: AutomationRun) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "runId": r.run_id, "scheduledSlot": _time(r.scheduled_slot), "status": r.status.value,
+        "conversationIds": list(r.conversation_ids), "attempts": r.attempts,
+        "startedAt": _time(r.started_at), "finishedAt": _time(r.finished_at),
+    }
+    if r.error_code:
+        body["errorCode"] = r.error_code
     return body

@@ -90,6 +90,14 @@ def list_conversations(
     return [conversation_from_item(i) for i in page.items], page.next_cursor
 
 
+def list_all(db: Db, user_id: str) -> list[Conversation]:
+    items, cursor = list_conversations(db, user_id, kind=None, limit=100, cursor=None)
+    while cursor:
+        more, cursor = list_conversations(db, user_id, kind=None, limit=100, cursor=cursor)
+        items += more
+    return items
+
+
 def put_conversation_op(db: Db, conversation: Conversation) -> dict[str, Any]:
     return {
         "Put": {

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, assert_never
 
 if TYPE_CHECKING:
+    from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
     from skillcore.settings import Settings
 
@@ -21,11 +22,14 @@ READ_TIMEOUT_S = 10.0
 TOTAL_MAX_ATTEMPTS = 2
 
 
-def make_model(settings: Settings, *, read_timeout: float = READ_TIMEOUT_S) -> ChatModel:
+def make_model(
+    settings: Settings, *, read_timeout: float = READ_TIMEOUT_S, tool_planner: ToolPlanner | None = None
+) -> ChatModel:
+    """`tool_planner` only matters offline: it decides the offline model's tool calls (automation runs)."""
     if settings.model == "offline":
         from skillcore.model.offline import OfflineModel
 
-        return OfflineModel()
+        return OfflineModel(tool_planner=tool_planner)
     if settings.model == "bedrock":
         return _bedrock_model(settings, read_timeout=read_timeout)
     assert_never(settings.model)

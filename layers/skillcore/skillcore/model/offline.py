@@ -10,8 +10,10 @@ What it answers (the contract tests rely on), first rule that applies wins:
 4. Otherwise an echo: "I hear you: “<the last user text, up to 200 characters>”." (Chinese: "我听到了：“…”。"),
    followed by " [skills: a, b]" naming the SKILL blocks' sources, if any.
 MEMORY blocks (memory-context) are never repeated; they only count: " [memories: N]" is appended to an echo.
-With tools offered, it calls them as `tool_planner` decides (automation runs plug in a deterministic
-extractor); without a planner it calls none.
+With tools offered, it calls them as `tool_planner` decides (automation runs plug in the deterministic
+extractor of automation/offline_extraction.py); without a planner it calls none. After tool results, an
+AUTOMATION request is answered "Memory review done: N saved, M forgotten." (Chinese prompt:
+"记忆整理完成：保存 N 条，忘记 M 条。"), counting the successful results of each tool.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ class OfflineModel:
         last_user = next((m.text for m in reversed(request.messages) if m.role == "user" and m.text), "")
         chinese = is_chinese(last_user)
         blocks = request.system
+        if any(block.kind is BlockKind.AUTOMATION for block in blocks):
+            saved, forgotten = _tool_successes(request, "memory_write"), _tool_successes(request, "memory_forget")
+            if chinese:
+                return f"记忆整理完成：保存 {saved} 条，忘记 {forgotten} 条。"
+            return f"Memory review done: {saved} saved, {forgotten} forgotten."
         for block in blocks:
             if block.kind is BlockKind.NOTICE:
                 return block.facts[0] if block.facts else block.text
@@ -63,3 +70,11 @@ class OfflineModel:
 
 def _has_tool_results(request: ModelRequest) -> bool:
     return any(m.tool_results for m in request.messages)
+
+
+def _tool_successes(request: ModelRequest, tool_name: str) -> int:
+    names = {call.call_id: call.name for m in request.messages for call in m.tool_calls}
+    return sum(
+        1 for m in request.messages for result in m.tool_results
+        if names.get(result.call_id) == tool_name and not result.is_error
+    )

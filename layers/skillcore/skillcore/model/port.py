@@ -22,6 +22,7 @@ class BlockKind(StrEnum):
     RECALL_EMPTY = "recall_empty"  # a recall found nothing / failed: say so, invent nothing
     NOTICE = "notice"            # something the agent must tell the user (e.g. grant missing)
     AUTOMATION = "automation"    # a hidden automation task's framing
+    TRANSCRIPT = "transcript"    # earlier conversation lines given as data (facts: "user: ..." / "assistant: ...")
 
 
 @dataclass(frozen=True)

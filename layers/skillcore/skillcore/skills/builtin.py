@@ -11,7 +11,9 @@ from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.goal_setting import GOAL_SETTING
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.memory_context import MEMORY_CONTEXT, ContextSkillDefinition
+from skillcore.skills.memory_extraction import MEMORY_EXTRACTION, AutomationSkillDefinition
 from skillcore.skills.memory_recall import MEMORY_RECALL
+from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE
 from skillcore.skills.registry import Registry
 from skillcore.skills.tools import ToolRegistry
 
@@ -25,6 +27,7 @@ class Skills:
     tools: ToolRegistry
     contexts: Registry[ContextSkillDefinition]
     background: BackgroundRegistry
+    automations: Registry[AutomationSkillDefinition]
 
     def __post_init__(self) -> None:
         ids = [d.manifest.skill_id for r in self._registries() for d in r.current()]
@@ -33,7 +36,7 @@ class Skills:
             raise ValueError(f"skill ids registered in two registries: {sorted(duplicates)}")
 
     def _registries(self) -> tuple[Registry, ...]:
-        return (self.tools, self.contexts, self.background, self.workflows, self.prompts)
+        return (self.tools, self.contexts, self.background, self.automations, self.workflows, self.prompts)
 
     @property
     def memory_context(self) -> ContextSkillDefinition:
@@ -44,6 +47,10 @@ class Skills:
     def manifests(self) -> list[SkillManifest]:
         """The catalog: the current version of every skill whose runtime exists."""
         return [d.manifest for registry in self._registries() for d in registry.current()]
+
+    def tool_names(self) -> frozenset[str]:
+        """Every registered tool name an automation config may mention (allowed or not at run time)."""
+        return frozenset({MEMORY_WRITE.tool_id, MEMORY_FORGET.tool_id} | {t.tool_id for t in self.tools})
 
     def manifest(self, skill_id: str) -> SkillManifest | None:
         return next((m for m in self.manifests() if m.skill_id == skill_id), None)
@@ -56,6 +63,7 @@ def builtin_skills() -> Skills:
         tools=ToolRegistry([MEMORY_RECALL]),
         contexts=Registry(SkillKind.PROMPT, [MEMORY_CONTEXT]),
         background=BackgroundRegistry([GOAL_CHECK_IN_REMINDER]),
+        automations=Registry(SkillKind.AUTOMATION, [MEMORY_EXTRACTION]),
     )
 
 

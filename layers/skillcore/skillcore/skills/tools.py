@@ -28,8 +28,10 @@ class ToolPorts:
     """What a tool handler may touch, bound by the runner to one owner and one agent."""
 
     list_active_memories: Callable[[], list[MemoryItem]]
-    write_memory: Callable[..., MemoryItem] | None = None
-    forget_memory: Callable[[str], MemoryItem | None] | None = None
+    # (title, content, importance) -> (memory, created)
+    write_memory: Callable[[str, str, int], tuple[MemoryItem, bool]] | None = None
+    # (memory_id, match) -> the forgotten memory, or None when nothing of this owner's agent matched
+    forget_memory: Callable[[str, str | None], MemoryItem | None] | None = None
 
 
 @dataclass(frozen=True)

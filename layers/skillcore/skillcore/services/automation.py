@@ -1,0 +1,127 @@
+"""Automation jobs API: create, list, get, patch (nextRunAt recomputed), delete, runs; the default job."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
+from pydantic import ValidationError
+
+from skillcore.automation.models import AutomationConfig, AutomationJob, AutomationRun, AutomationStatus
+from skillcore.automation.schedule import Schedule, ScheduleType, next_run
+from skillcore.db import agents as agent_store
+from skillcore.db import automation as store
+from skillcore.db import users
+from skillcore.db.dynamo import Db, is_condition_failure
+from skillcore.errors import AlreadyExists, NotFound, RuleViolation, VersionConflict
+from skillcore.ids import new_id, stable_id
+from skillcore.models import Profile
+from skillcore.services.profile import DEFAULT_TIMEZONE
+from skillcore.skills.builtin import Skills
+from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE
+from skillcore.timezones import valid_timezone
+
+DEFAULT_TOOLS = ("memory_write", "memory_forget")
+DEFAULT_LOCAL_TIME = "10:00"
+
+
+def default_job_id(user_id: str) -> str:
+    return stable_id("default-memory-job", user_id)
+
+
+def _schedule(schedule_type: str, local_time: str, weekday: int | None, timezone: str) -> Schedule:
+    if not valid_timezone(timezone):
+        raise RuleViolation(f"unknown time zone {timezone!r}", code="invalid_timezone",
+                            details={"errors": [{"path": "timezone", "message": "not an IANA time zone"}]})
+    try:
+        return Schedule(schedule_type=ScheduleType(schedule_type), local_time=local_time, weekday=weekday,
+                        timezone=timezone)
+    except (ValidationError, ValueError) as error:
+        errors = error.errors(include_input=False) if isinstance(error, ValidationError) else [{"loc": (), "msg": str(error)}]
+        raise RuleViolation("schedule is not valid", details={"errors": [
+            {"path": ".".join(str(p) for p in e["loc"]) or "schedule", "message": e["msg"]} for e in errors
+        ]}) from error
+
+
+def _check_tools(skills: Skills, config: AutomationConfig) -> None:
+    unknown = [t for t in config.tools if t not in skills.tool_names()]
+    if unknown:
+        raise RuleViolation("config.tools names a tool that is not registered", code="unknown_tool",
+                            details={"unknown": unknown, "registered": sorted(skills.tool_names())})
+
+
+def create_default_job(db: Db, profile: Profile, now: datetime) -> AutomationJob | None:
+    """The user's daily memory job (10:00 local, all agents). Its id is derived from the user, so this
+    creates it at most once, even when first profile calls race."""
+    schedule = _schedule("daily", DEFAULT_LOCAL_TIME, None, profile.timezone)
+    job = AutomationJob(
+        job_id=default_job_id(profile.user_id), user_id=profile.user_id, title=DEFAULT_TITLE,
+        schedule_type="daily", local_time=DEFAULT_LOCAL_TIME, weekday=None, timezone=profile.timezone,
+        agent_id=None, config=AutomationConfig(prompt=DEFAULT_PROMPT, tools=DEFAULT_TOOLS),
+        status=AutomationStatus.ACTIVE, next_run_at=next_run(schedule, now), is_default=True,
+        created_at=now, updated_at=now,
+    )
+    try:
+        store.create_job(db, job)
+    except AlreadyExists:
+        return None
+    return job
+
+
+def create_job(
+    db: Db, skills: Skills, user_id: str, *, title: str, schedule_type: str, local_time: str, weekday: int | None,
+    timezone: str | None, agent_id: str | None, config: AutomationConfig, now: datetime,
+) -> AutomationJob:
+    _check_tools(skills, config)
+    if timezone is None:
+        profile = users.get_profile(db, user_id)
+        timezone = profile.timezone if profile else DEFAULT_TIMEZONE
+    schedule = _schedule(schedule_type, local_time, weekday, timezone)
+    if agent_id is not None and agent_store.get_agent(db, user_id, agent_id) is None:
+        raise NotFound("agent not found", code="agent_not_found")
+    job = AutomationJob(
+        job_id=new_id(now), user_id=user_id, title=title, schedule_type=schedule.schedule_type.value,
+        local_time=local_time, weekday=weekday, timezone=timezone, agent_id=agent_id, config=config,
+        status=AutomationStatus.ACTIVE, next_run_at=next_run(schedule, now), created_at=now, updated_at=now,
+    )
+    store.create_job(db, job)
+    return job
+
+
+def owned_job(db: Db, user_id: str, job_id: str) -> AutomationJob:
+    job = store.get_job(db, job_id)
+    if job is None or job.user_id != user_id:
+        raise NotFound("automation job not found")
+    return job
+
+
+def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[str, Any], now: datetime) -> AutomationJob:
+    job = owned_job(db, user_id, job_id)
+    if "config" in changes:
+        _check_tools(skills, changes["config"])
+    merged = job.model_copy(update={k: v for k, v in changes.items() if k != "weekday"})
+    weekday = changes.get("weekday", job.weekday)
+    schedule = _schedule(merged.schedule_type, merged.local_time, weekday, merged.timezone)
+    updated = merged.model_copy(update={
+        "weekday": weekday, "next_run_at": next_run(schedule, now), "revision": job.revision + 1, "updated_at": now,
+        # A rescheduled or paused job abandons a slot it was retrying.
+        "current_slot": None, "slot_attempts": 0,
+    })
+    try:
+        db.client.put_item(**store.replace_job_op(db, updated, expected_revision=job.revision)["Put"])
+    except ClientError as error:
+        if is_condition_failure(error):
+            raise VersionConflict("the job changed meanwhile (it may be running); try again") from error
+        raise
+    return updated
+
+
+def delete_job(db: Db, user_id: str, job_id: str) -> None:
+    owned_job(db, user_id, job_id)
+    store.delete_job(db, job_id)
+
+
+def list_runs(db: Db, user_id: str, job_id: str, *, limit: int, cursor: str | None) -> tuple[list[AutomationRun], str | None]:
+    owned_job(db, user_id, job_id)
+    return store.list_runs(db, job_id, limit=limit, cursor=cursor)
