@@ -1,9 +1,16 @@
-"""IANA time zone helpers (zoneinfo with the tzdata package, so Lambda and laptops agree)."""
+"""IANA time zone helpers.
+
+zoneinfo reads the system's zone database before the `tzdata` package; the search path is emptied here so
+that only the packaged data is used, and Lambda, laptops and CI compute the same schedules.
+"""
 
 from __future__ import annotations
 
+import zoneinfo
 from functools import lru_cache
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+zoneinfo.reset_tzpath(to=())
 
 
 @lru_cache(maxsize=512)
