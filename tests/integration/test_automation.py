@@ -188,3 +188,48 @@ def test_a_tool_outside_the_allowlist_is_refused_and_audited(fns):
     assert refused and refused[0]["metadata"]["tools"] == ["agent-memory.search"]
     _, memories = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": agent["agentId"]}))
     assert [m["content"] for m in memories["items"]] == ["I like green tea"]
+
+
+def test_forget_reaches_only_this_agents_memory_and_failed_runs_retry_in_the_slot(fns):
+    from skillcore.model.port import ModelError
+
+    rpc, chat, scan_fn = fns
+    invoke(rpc, load_event("rpc_put_me.json", body={"timezone": "UTC"}))
+    _, mika = invoke(rpc, load_event("rpc_create_agent.json", body={"name": "Mika"}))
+    _, other = invoke(rpc, load_event("rpc_create_agent.json", body={"name": "Other"}))
+    for agent in (mika, other):
+        status, _ = invoke(rpc, load_event("rpc_create_memory.json", path_ids={"AGENT_ID": agent["agentId"]},
+                                            body={"title": "coffee", "content": "我喜欢咖啡"}))
+        assert status == 201
+    invoke(chat, load_event("chat_post_message.json", path_ids={"CONVERSATION_ID": mika["defaultConversationId"]},
+                            body={"clientMessageId": "f1", "text": "忘记我喜欢咖啡"}))
+    grant(rpc, "memory-extraction", "memory:write")
+    (job,) = jobs(rpc)
+    slot = t(job["nextRunAt"])
+
+    # The model is down for the first attempt: the run fails, keeps its error, and the slot is retried.
+    model = scan_fn.automations._model
+    real = model.converse
+    calls = {"n": 0}
+
+    def flaky(request):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ModelError("throttled")
+        return real(request)
+
+    model.converse = flaky
+    scan(scan_fn, slot + timedelta(seconds=10))
+    (failed,) = jobs(rpc)
+    assert failed["lastRunStatus"] == "failed" and t(failed["nextRunAt"]) == slot + timedelta(minutes=5, seconds=10)
+    _, runs = invoke(rpc, load_event("rpc_list_automation_runs.json", path_ids={"JOB_ID": job["jobId"]}))
+    assert runs["items"][0] | {"status": "failed", "errorCode": "transient_error", "attempts": 1} == runs["items"][0]
+    scan(scan_fn, slot + timedelta(minutes=6))
+    (done,) = jobs(rpc)
+    assert done["lastRunStatus"] == "succeeded" and t(done["nextRunAt"]) == slot + timedelta(days=1)
+    _, runs = invoke(rpc, load_event("rpc_list_automation_runs.json", path_ids={"JOB_ID": job["jobId"]}))
+    assert len(runs["items"]) == 1 and runs["items"][0]["status"] == "succeeded" and runs["items"][0]["attempts"] == 2
+    _, mine = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": mika["agentId"]}, query={"status": "forgotten"}))
+    _, theirs = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": other["agentId"]}))
+    assert [m["content"] for m in mine["items"]] == ["我喜欢咖啡"]
+    assert [m["content"] for m in theirs["items"]] == ["我喜欢咖啡"]  # the other agent's memory is untouched

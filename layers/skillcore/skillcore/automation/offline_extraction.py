@@ -48,9 +48,10 @@ def plan(request: ModelRequest) -> tuple[ToolCall, ...]:
             if not sentence:
                 continue
             forget = next((m for r in _FORGET_RULES if (m := r.search(sentence))), None)
-            if forget and "memory_forget" in offered and len(forgets) < MAX_CALLS:
+            if forget:  # a request to forget is never also written down as a memory
                 target = forget.group(1).strip(" ，,")
-                forgets.setdefault(target, ToolCall(f"forget-{len(forgets)}", "memory_forget", {"match": target}))
+                if "memory_forget" in offered and len(forgets) < MAX_CALLS:
+                    forgets.setdefault(target, ToolCall(f"forget-{len(forgets)}", "memory_forget", {"match": target}))
                 continue
             for rule, kind in _WRITE_RULES:
                 found = rule.search(sentence)
