@@ -117,20 +117,19 @@ class AutomationRunner:
         for offset in range(SHARDS):
             shard_no = (start + offset) % SHARDS
             while remaining_ms() > margin_ms:
-                ids = store.due_job_ids(self._db, shard_no, now, limit=self._batch)
+                due = store.due_jobs(self._db, shard_no, now, limit=self._batch)
                 won = 0
-                for job_id in ids:
+                for job in due:
                     if remaining_ms() <= margin_ms:
                         break
-                    job = store.get_job(self._db, job_id)
-                    if job is None or job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
+                    if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
                         continue
                     claimed = self.claim(job, now)
                     if claimed is None:
                         continue
                     won += 1
                     runs += self.run_slot(claimed, now)
-                if len(ids) < self._batch or won == 0:
+                if len(due) < self._batch or won == 0:
                     break
         return runs
 
@@ -162,18 +161,21 @@ class AutomationRunner:
     def run_slot(self, job: AutomationJob, now: datetime) -> int:
         assert job.current_slot is not None
         slot = job.current_slot
+        pending: list[AuditEvent] = []  # written with the run's outcome, in one transaction
         try:
-            outcome = self.execute(job, slot, now)
+            outcome = self.execute(job, slot, now, pending)
         except (TransientRunError, ModelError, ClientError) as error:
             logger.warning("automation run failed", extra={"job_id": job.job_id, "error_type": type(error).__name__})
             outcome = RunOutcome(RunStatus.FAILED, "transient_error", transient=True)
         except Exception as error:  # noqa: BLE001 - recorded as a failed run with its error context
             logger.exception("automation run error", extra={"job_id": job.job_id, "error_type": type(error).__name__})
             outcome = RunOutcome(RunStatus.FAILED, "run_error")
-        self.finish(job, slot, now, outcome)
+        self.finish(job, slot, now, outcome, pending)
         return 1
 
-    def finish(self, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome) -> None:
+    def finish(
+        self, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome, pending: list[AuditEvent]
+    ) -> None:
         schedule = schedule_of(job)
         regular_next = next_run(schedule, max(slot, now))
         retry_at = now + self._retry.delay(job.slot_attempts)
@@ -195,6 +197,7 @@ class AutomationRunner:
         items = [
             store.replace_job_op(self._db, updated, expected_revision=job.revision),
             store.put_run_op(self._db, run),
+            *(audit_store.put_audit_op(self._db, e) for e in pending),
         ]
         if outcome.status is not RunStatus.SKIPPED:  # a skip's denial was audited when it was decided
             decision = Decision.SUCCEEDED if outcome.status is RunStatus.SUCCEEDED else Decision.FAILED
@@ -210,7 +213,7 @@ class AutomationRunner:
             # The user edited or deleted the job meanwhile: their change wins; the run record still counts.
             self._db.client.put_item(**store.put_run_op(self._db, run)["Put"])
 
-    def execute(self, job: AutomationJob, slot: datetime, now: datetime) -> RunOutcome:
+    def execute(self, job: AutomationJob, slot: datetime, now: datetime, pending: list[AuditEvent]) -> RunOutcome:
         definition = self._skills.automations.latest(SKILL_ID)
         assert definition is not None
         manifest = definition.manifest
@@ -235,7 +238,8 @@ class AutomationRunner:
         tools, refused = definition.allowed(tuple(job.config.tools))
         if refused:
             self._audit(job, now, Decision.DENIED, "tool_not_allowed", tools=refused)
-        self._audit(job, now, Decision.ALLOWED, "allowed", tools=tuple(t.tool_id for t in tools))
+        pending.append(self._event(job, now, Decision.ALLOWED, "allowed",
+                                   AuditMetadata(tools=tuple(t.tool_id for t in tools))))
 
         window_start = self._window_start(job, now)
         conversations = conversation_store.list_all(self._db, job.user_id)

@@ -111,7 +111,8 @@ def delete_job(db: Db, job_id: str) -> None:
     db.client.delete_item(TableName=db.tables.automation_jobs, Key=key(pk=job_id))
 
 
-def due_job_ids(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[str]:
+def due_jobs(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[AutomationJob]:
+    """Due active jobs of one shard, as the (eventually consistent) index shows them."""
     response = db.client.query(
         TableName=db.tables.automation_jobs, IndexName=DUE_INDEX,
         KeyConditionExpression="#shard = :shard AND #due <= :bound",
@@ -119,7 +120,7 @@ def due_job_ids(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[str
         ExpressionAttributeValues={":shard": {"S": f"due#{shard_no}"}, ":bound": {"S": f"{to_sort_time(now)}#~"}},
         Limit=limit,
     )
-    return [i["pk"]["S"] for i in response.get("Items", [])]
+    return [job_from_item(from_item(i) or {}) for i in response.get("Items", [])]
 
 
 # -- runs ---------------------------------------------------------------------------------------------
