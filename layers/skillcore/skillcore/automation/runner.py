@@ -36,8 +36,8 @@ from skillcore.db import grants as grant_store
 from skillcore.db import memories as memory_store
 from skillcore.db import messages as message_store
 from skillcore.db import users
+from skillcore.db.due_index import SHARDS
 from skillcore.db.dynamo import Db, is_condition_failure
-from skillcore.db.jobs import SHARDS
 from skillcore.executor.assembly import MemoryContext
 from skillcore.executor.context import TurnContext
 from skillcore.executor.executor import persona_block

@@ -25,16 +25,11 @@ from skillcore.automation.models import (
     RunStatus,
 )
 from skillcore.clock import parse_time, to_sort_time
+from skillcore.db.due_index import due_attrs, query_due
 from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
-from skillcore.db.jobs import shard
 from skillcore.errors import AlreadyExists
 
-DUE_INDEX = "due"
 BY_USER = "byUser"
-
-
-def due_attrs(job_id: str, at: datetime) -> dict[str, str]:
-    return {"dueShard": f"due#{shard(job_id)}", "dueAt": f"{to_sort_time(at)}#{job_id}"}
 
 
 def to_job_item(job: AutomationJob) -> dict[str, Any]:
@@ -113,14 +108,8 @@ def delete_job(db: Db, job_id: str) -> None:
 
 def due_jobs(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[AutomationJob]:
     """Due active jobs of one shard, as the (eventually consistent) index shows them."""
-    response = db.client.query(
-        TableName=db.tables.automation_jobs, IndexName=DUE_INDEX,
-        KeyConditionExpression="#shard = :shard AND #due <= :bound",
-        ExpressionAttributeNames={"#shard": "dueShard", "#due": "dueAt"},
-        ExpressionAttributeValues={":shard": {"S": f"due#{shard_no}"}, ":bound": {"S": f"{to_sort_time(now)}#~"}},
-        Limit=limit,
-    )
-    return [job_from_item(from_item(i) or {}) for i in response.get("Items", [])]
+    items = query_due(db, db.tables.automation_jobs, shard_no, now, limit=limit)
+    return [job_from_item(from_item(i) or {}) for i in items]
 
 
 # -- runs ---------------------------------------------------------------------------------------------

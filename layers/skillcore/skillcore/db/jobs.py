@@ -16,7 +16,6 @@ the revision; a lost condition is translated into LeaseLost/VersionConflict here
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -38,8 +37,6 @@ from skillcore.db.dynamo import (
 )
 from skillcore.errors import Conflict
 
-SHARDS = 8
-DUE_INDEX = "due"
 LEASE_INDEX = "leases"
 BY_USER = "byUser"
 LEASE = timedelta(minutes=2)
@@ -49,14 +46,6 @@ class LeaseLost(Conflict):
     """The job moved on (another worker, a cancel, a recovered lease): this worker must not touch it."""
 
     code = "lease_lost"
-
-
-def shard(job_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(job_id.encode()).digest()[:4], "big") % SHARDS
-
-
-def due_attrs(job_id: str, next_attempt_at: datetime) -> dict[str, str]:
-    return {"dueShard": f"due#{shard(job_id)}", "dueAt": f"{to_sort_time(next_attempt_at)}#{job_id}"}
 
 
 def lease_attrs(job_id: str, lease_expires_at: datetime) -> dict[str, str]:
@@ -138,14 +127,7 @@ def _candidates(response: dict[str, Any]) -> list[Candidate]:
 
 
 def due_candidates(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate]:
-    response = db.client.query(
-        TableName=db.tables.jobs, IndexName=DUE_INDEX,
-        KeyConditionExpression="#shard = :shard AND #due <= :bound",
-        ExpressionAttributeNames={"#shard": "dueShard", "#due": "dueAt"},
-        ExpressionAttributeValues={":shard": {"S": f"due#{shard_no}"}, ":bound": {"S": f"{to_sort_time(now)}#~"}},
-        Limit=limit,
-    )
-    return _candidates(response)
+    return _candidates({"Items": query_due(db, db.tables.jobs, shard_no, now, limit=limit)})
 
 
 def expired_leases(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate]:

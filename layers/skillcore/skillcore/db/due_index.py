@@ -1,0 +1,39 @@
+"""The sharded, sparse "due" index shared by the two queues (background jobs, automation jobs).
+
+An item that can be claimed carries `dueShard` ("due#0".."due#7", by a hash of its id) and `dueAt`
+("<time ms>#<id>"); an item that cannot carries neither, so the index holds exactly the claimable items.
+Spreading one instant's items over 8 partitions lets concurrent scanners start at different shards and
+mostly claim different items instead of racing for the same ones.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+from typing import Any
+
+from skillcore.clock import to_sort_time
+from skillcore.db.dynamo import Db
+
+SHARDS = 8
+DUE_INDEX = "due"
+
+
+def shard(item_id: str) -> int:
+    return int.from_bytes(hashlib.sha256(item_id.encode()).digest()[:4], "big") % SHARDS
+
+
+def due_attrs(item_id: str, at: datetime) -> dict[str, str]:
+    return {"dueShard": f"due#{shard(item_id)}", "dueAt": f"{to_sort_time(at)}#{item_id}"}
+
+
+def query_due(db: Db, table: str, shard_no: int, now: datetime, *, limit: int) -> list[dict[str, Any]]:
+    """One Query: the items of one shard due at or before `now`, earliest first (raw attribute values)."""
+    response = db.client.query(
+        TableName=table, IndexName=DUE_INDEX,
+        KeyConditionExpression="#shard = :shard AND #due <= :bound",
+        ExpressionAttributeNames={"#shard": "dueShard", "#due": "dueAt"},
+        ExpressionAttributeValues={":shard": {"S": f"due#{shard_no}"}, ":bound": {"S": f"{to_sort_time(now)}#~"}},
+        Limit=limit,
+    )
+    return list(response.get("Items", []))
