@@ -29,6 +29,7 @@ from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
 from skillcore.db import messages as message_store
 from skillcore.db import users
+from skillcore.db.due_index import SHARDS
 from skillcore.db.dynamo import Db, from_item, is_condition_failure
 from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
@@ -79,8 +80,8 @@ class Worker:
     def scan(self, now: datetime, remaining_ms: Callable[[], int] = lambda: 10**9) -> ScanSummary:
         summary = ScanSummary()
         self.recover(now, summary)
-        start = self._rng.randrange(job_store.SHARDS)
-        order = [(start + i) % job_store.SHARDS for i in range(job_store.SHARDS)]
+        start = self._rng.randrange(SHARDS)
+        order = [(start + i) % SHARDS for i in range(SHARDS)]
         exhausted: set[int] = set()
         # Keep claiming while any shard still has due jobs and the invocation has time left.
         while len(exhausted) < len(order) and remaining_ms() > SAFETY_MARGIN_MS:
@@ -103,7 +104,7 @@ class Worker:
 
     def recover(self, now: datetime, summary: ScanSummary) -> None:
         """Running jobs whose lease expired: their worker died. Retry them (or fail them at maxAttempts)."""
-        for shard_no in range(job_store.SHARDS):
+        for shard_no in range(SHARDS):
             for candidate in job_store.expired_leases(self._db, shard_no, now, limit=100):
                 job = job_store.get_job(self._db, candidate.job_id)
                 if job is None or job.status is not JobStatus.RUNNING or (

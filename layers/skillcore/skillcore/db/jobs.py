@@ -25,6 +25,7 @@ from botocore.exceptions import ClientError
 from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import parse_time, to_sort_time
+from skillcore.db.due_index import due_attrs, query_due, shard
 from skillcore.db.dynamo import (
     Db,
     from_item,
