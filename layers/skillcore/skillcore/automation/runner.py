@@ -56,7 +56,7 @@ from skillcore.model.port import (
 )
 from skillcore.models import AgentCard, Conversation, ConversationKind, Message, Origin, Role, preview
 from skillcore.observability import logger
-from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
+from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.builtin import Skills
@@ -337,7 +337,7 @@ class AutomationRunner:
                 tool = by_name.get(call.name)
                 if tool is None:
                     # Outside config.tools ∩ allowlist: refused, audited, and reported back to the model.
-                    self._audit(job, now, Decision.DENIED, "tool_not_allowed", tools=(call.name[:64] or "unnamed",))
+                    self._audit(job, now, Decision.DENIED, "tool_not_allowed", tools=(audit_code(call.name),))
                     results.append(ToolResult(call.call_id, {"error": "tool_not_allowed"}, is_error=True))
                     continue
                 outcome = runner.run(

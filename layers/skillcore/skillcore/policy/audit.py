@@ -5,6 +5,7 @@ written into skill_audit_events even by mistake.
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
@@ -16,6 +17,14 @@ from skillcore.policy.grants import GrantScope
 # An identifier or code: letters, digits and a few separators, no spaces, at most 128 characters.
 Code = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}$")]
 Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+_CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}$")
+
+
+def audit_code(value: str) -> str:
+    """`value` if it is a code; otherwise a fixed placeholder, so untrusted names (a model's tool call)
+    never carry free text into the audit."""
+    return value if _CODE.match(value) else "invalid_name"
 
 
 class AuditAction(StrEnum):
