@@ -244,18 +244,18 @@ def test_crash_after_message_is_repaired_without_a_second_message(api):
     (running,) = api.jobs()
     assert running["status"] == "running"
     _, conv = invoke(api.rpc, load_event("rpc_list_conversations.json"))
-    assert conv["items"][0]["messageCount"] == 0  # the message is there, the summary is not yet
+    # The message and its count are written together; the summary (last message) is not yet.
+    assert conv["items"][0]["messageCount"] == 1 and conv["items"][0]["lastMessageAt"] is None
     assert api.scan(t + timedelta(minutes=1))["recovered"] == 0  # lease still valid
     recovered = api.scan(t + timedelta(minutes=2, seconds=1))
-    assert recovered["recovered"] == 1
-    (retrying,) = api.jobs()
-    assert retrying["status"] == "retrying" and retrying["lastErrorCode"] == "lease_expired"
-    api.scan(run_time(retrying) + timedelta(seconds=1))
+    assert recovered["recovered"] == 1 and recovered["succeeded"] == 1
     (done,) = api.jobs()
-    assert done["status"] == "succeeded" and done["attempts"] == 2
+    assert done["status"] == "succeeded" and done["attempts"] == 1
     assert len(api.messages(agent["defaultConversationId"])) == 1
     _, conv = invoke(api.rpc, load_event("rpc_list_conversations.json"))
-    assert conv["items"][0]["messageCount"] == 1
+    assert conv["items"][0]["messageCount"] == 1 and conv["items"][0]["lastMessagePreview"].startswith("我们约定")
+    _, agents = invoke(api.rpc, load_event("rpc_list_agents.json"))
+    assert agents["items"][0]["lastReplyAt"] == conv["items"][0]["lastMessageAt"]
 
 
 def test_list_filters_and_orders_newest_first(api):
@@ -266,3 +266,21 @@ def test_list_filters_and_orders_newest_first(api):
     assert [j["jobId"] for j in api.jobs()] == ids[::-1]
     assert [j["jobId"] for j in api.jobs("scheduled")] == ids[:0:-1]
     assert [j["jobId"] for j in api.jobs("cancelled")] == ids[:1]
+
+
+def test_crash_before_the_message_is_retried_after_the_lease(api):
+    agent = api.agent()
+    api.grant()
+    _, job = api.create(agent["agentId"], future())
+    faults.arm("background.before_side_effect", 1, "crash")
+    t = run_time(job) + timedelta(seconds=1)
+    with pytest.raises(faults.InjectedCrash):
+        api.scan(t)
+    recovered = api.scan(t + timedelta(minutes=2, seconds=1))
+    assert recovered["recovered"] == 1 and recovered["retried"] == 1
+    (retrying,) = api.jobs()
+    assert retrying["status"] == "retrying" and retrying["lastErrorCode"] == "lease_expired"
+    api.scan(run_time(retrying) + timedelta(seconds=1))
+    (done,) = api.jobs()
+    assert done["status"] == "succeeded" and done["attempts"] == 2
+    assert len(api.messages(agent["defaultConversationId"])) == 1
