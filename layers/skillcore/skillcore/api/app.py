@@ -1,13 +1,31 @@
-"""Building a resolver: routes are registered through `Routes` so 404 and 405 can be told apart."""
+"""Building a resolver: routes are registered through `Routes` so 404 and 405 can be told apart, and
+every path id is checked before a handler runs."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 
 from skillcore.api import errors
+from skillcore.errors import NotFound
+
+# Every id skillcore mints or accepts fits this; anything else cannot name a resource (and a key longer
+# than DynamoDB allows must never reach it), so it is simply not found.
+PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _checked(handler: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(handler)
+    def wrapper(**path: str) -> Any:
+        if any(not PATH_ID.match(value) for value in path.values()):
+            raise NotFound("not found")
+        return handler(**path)
+
+    return wrapper
 
 
 class Routes:
@@ -17,7 +35,8 @@ class Routes:
 
     def route(self, method: str, path: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         self.table.add(method, path)
-        return self.app.route(path, method=method.upper())
+        register = self.app.route(path, method=method.upper())
+        return lambda handler: register(_checked(handler))
 
     @property
     def event(self) -> dict[str, Any]:

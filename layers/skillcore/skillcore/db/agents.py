@@ -10,8 +10,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from skillcore.clock import parse_time, to_api_time
-from skillcore.db.dynamo import Db, Page, from_item, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, Page, from_item, is_condition_failure, key, query_page, to_item, to_value
 from skillcore.models import Agent
 
 
@@ -90,3 +92,18 @@ def touch_last_reply_op(db: Db, user_id: str, agent_id: str, at: datetime) -> di
             "ExpressionAttributeValues": {":at": to_value(to_api_time(at))},
         }
     }
+
+
+def advance_last_reply(db: Db, user_id: str, agent_id: str, at: datetime) -> None:
+    """Sets lastReplyAt unless a later reply already did (never backwards)."""
+    try:
+        db.client.update_item(
+            TableName=db.tables.agents, Key=agent_key(user_id, agent_id),
+            UpdateExpression="SET #lr = :at",
+            ConditionExpression="attribute_exists(#pk) AND (attribute_not_exists(#lr) OR #lr <= :at)",
+            ExpressionAttributeNames={"#lr": "lastReplyAt", "#pk": "pk"},
+            ExpressionAttributeValues={":at": to_value(to_api_time(at))},
+        )
+    except ClientError as error:
+        if not is_condition_failure(error):
+            raise

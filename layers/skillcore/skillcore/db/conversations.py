@@ -14,8 +14,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from skillcore.clock import parse_time, to_api_time
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
 from skillcore.models import AgentCard, Conversation, ConversationKind
 
 
@@ -133,19 +135,32 @@ def record_visible_messages_op(
     }
 
 
-def set_summary(db: Db, user_id: str, conversation_id: str, *, count: int, last_at: datetime | None, preview: str | None) -> None:
-    """Overwrites the summary with recounted values (the repair path of idempotent writers)."""
-    db.client.update_item(
-        TableName=db.tables.conversations,
-        Key=conversation_key(user_id, conversation_id),
-        UpdateExpression="SET #count = :n, #lat = :at, #prev = :prev",
-        ConditionExpression="attribute_exists(#pk)",
-        ExpressionAttributeNames={
-            "#lat": "lastMessageAt", "#prev": "lastMessagePreview", "#count": "messageCount", "#pk": "pk",
-        },
-        ExpressionAttributeValues={
-            ":n": to_value(count),
-            ":at": to_value(to_api_time(last_at)) if last_at else {"NULL": True},
-            ":prev": to_value(preview) if preview is not None else {"NULL": True},
-        },
-    )
+def count_messages_op(db: Db, user_id: str, conversation_id: str, *, added: int) -> dict[str, Any]:
+    """Counts visible messages only; written in the same transaction as the messages it counts."""
+    return {
+        "Update": {
+            "TableName": db.tables.conversations,
+            "Key": conversation_key(user_id, conversation_id),
+            "UpdateExpression": "ADD #count :n",
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": {"#count": "messageCount", "#pk": "pk"},
+            "ExpressionAttributeValues": {":n": to_value(added)},
+        }
+    }
+
+
+def advance_summary(db: Db, user_id: str, conversation_id: str, *, at: datetime, preview: str) -> None:
+    """Sets the last-message summary unless a newer message already did: it never moves backwards, so
+    concurrent writers (a chat turn, a reminder) cannot undo each other."""
+    try:
+        db.client.update_item(
+            TableName=db.tables.conversations,
+            Key=conversation_key(user_id, conversation_id),
+            UpdateExpression="SET #lat = :at, #prev = :prev",
+            ConditionExpression="attribute_exists(#pk) AND (attribute_not_exists(#lat) OR #lat <= :at)",
+            ExpressionAttributeNames={"#lat": "lastMessageAt", "#prev": "lastMessagePreview", "#pk": "pk"},
+            ExpressionAttributeValues={":at": to_value(to_api_time(at)), ":prev": to_value(preview)},
+        )
+    except ClientError as error:
+        if not is_condition_failure(error):
+            raise

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, query_page, to_item
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item
 from skillcore.models import Message, Origin, Role
 
 BY_TIME = "byTime"
@@ -104,24 +104,14 @@ def visible_since(db: Db, conversation_id: str, since: datetime, *, limit: int =
     return [message_from_item(i) for i in page.items]
 
 
-def count_visible(db: Db, conversation_id: str) -> tuple[int, Message | None]:
-    """Recounts the visible messages (Select COUNT pages) and returns the newest one: the repair path."""
-    count = 0
-    params: dict[str, Any] = {
-        "TableName": db.tables.messages,
-        "IndexName": VISIBLE_BY_TIME,
-        "KeyConditionExpression": "#pk = :pk",
-        "ExpressionAttributeNames": {"#pk": "pk"},
-        "ExpressionAttributeValues": {":pk": {"S": conversation_id}},
-        "Select": "COUNT",
-    }
-    while True:
-        response = db.client.query(**params)
-        count += response.get("Count", 0)
-        if "LastEvaluatedKey" not in response:
-            break
-        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
-    newest = recent_visible(db, conversation_id, limit=1)
-    return count, (newest[0] if newest else None)
+def get_message(db: Db, conversation_id: str, message_id: str) -> Message | None:
+    response = db.client.get_item(TableName=db.tables.messages, Key=key(pk=conversation_id, sk=message_id),
+                                  ConsistentRead=True)
+    item = from_item(response.get("Item"))
+    return message_from_item(item) if item else None
 
 
+def exists(db: Db, conversation_id: str, message_id: str) -> bool:
+    response = db.client.get_item(TableName=db.tables.messages, Key=key(pk=conversation_id, sk=message_id),
+                                  ConsistentRead=True, ProjectionExpression="#pk", ExpressionAttributeNames={"#pk": "pk"})
+    return "Item" in response

@@ -14,6 +14,7 @@ from skillcore.db import agents as agent_store
 from skillcore.db import audit as audit_store
 from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
+from skillcore.db import messages as message_store
 from skillcore.db import users
 from skillcore.db.dynamo import Db
 from skillcore.errors import Conflict, NotFound, RuleViolation
@@ -99,7 +100,11 @@ def owned_job(db: Db, user_id: str, job_id: str) -> BackgroundJob:
 
 def cancel_job(db: Db, user_id: str, job_id: str, now: datetime) -> BackgroundJob:
     job = owned_job(db, user_id, job_id)
-    if job.status not in CANCELLABLE:
+    # A retrying job whose message is already written (its worker died afterwards) has run: not cancellable,
+    # or the user would see a message from a job shown as cancelled.
+    if job.status not in CANCELLABLE or (
+        job.status is JobStatus.RETRYING and message_store.exists(db, job.conversation_id, job.job_id)
+    ):
         raise Conflict(f"a {job.status.value} job cannot be cancelled", code="job_not_cancellable",
                        details={"status": job.status.value})
     op = job_store.transition_op(
