@@ -34,4 +34,4 @@ routes_chat.register(
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return routes.app.resolve(event, context)
+    return routes.resolve(event, context)

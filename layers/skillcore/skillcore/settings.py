@@ -31,7 +31,7 @@ TABLES = (
 
 
 class TableNames(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     users: str
     agents: str
@@ -50,7 +50,7 @@ class TableNames(BaseModel):
 
 
 class Settings(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     region: str = "us-east-1"
     tables: TableNames

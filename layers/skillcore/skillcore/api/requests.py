@@ -13,7 +13,7 @@ from skillcore.models import ConversationKind
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", alias_generator=to_camel, populate_by_name=False, frozen=True)
 
 
 def _no_blank(value: str) -> str:
@@ -56,7 +56,7 @@ class PatchSkill(Strict):
 
 
 class Paging(BaseModel):
-    model_config = ConfigDict(extra="ignore", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True)
 
     limit: int = Field(default=50, ge=1, le=100)
     cursor: str | None = Field(default=None, max_length=2048)

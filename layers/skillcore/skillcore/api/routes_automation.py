@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler import Response
-
 from skillcore.api import http, views
 from skillcore.api.app import Routes
-from skillcore.api.errors import json_response
+from skillcore.api.errors import Response, empty_response, json_response
 from skillcore.api.requests import CreateAutomationJob, Paging, PatchAutomationJob
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.automation.models import AutomationConfig, AutomationStatus
@@ -58,7 +56,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
     @routes.route("DELETE", "/rpc/automation-jobs/<jobId>")
     def delete_job(jobId: str) -> Response:  # noqa: N803
         automation.delete_job(deps.db, http.user_id(routes.event), jobId)
-        return Response(status_code=204, body="")
+        return empty_response()
 
     @routes.route("GET", "/rpc/automation-jobs/<jobId>/runs")
     def list_runs(jobId: str) -> Response:  # noqa: N803

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from aws_lambda_powertools.event_handler import Response
-
 from skillcore.api import http, views
 from skillcore.api.app import Routes
-from skillcore.api.errors import json_response
+from skillcore.api.errors import Response, json_response
 from skillcore.api.requests import PostMessage
 from skillcore.services.chat import ChatDeps, post_message
 

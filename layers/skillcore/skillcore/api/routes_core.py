@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_lambda_powertools.event_handler import Response
-
 from skillcore import VERSION
 from skillcore.api import http, views
 from skillcore.api.app import Routes
-from skillcore.api.errors import json_response
+from skillcore.api.errors import Response, json_response
 from skillcore.api.requests import (
     ConversationQuery,
     CreateAgent,

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from aws_lambda_powertools.event_handler import Response
-
 from skillcore.api import http, views
 from skillcore.api.app import Routes
-from skillcore.api.errors import json_response
+from skillcore.api.errors import Response, json_response
 from skillcore.api.requests import AdminAuditQuery, AgentScope, Paging, PatchPermission, PatchSkill
 from skillcore.clock import Clock
 from skillcore.db import audit as audit_store

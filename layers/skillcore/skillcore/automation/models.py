@@ -25,14 +25,14 @@ class RunStatus(StrEnum):
 class AutomationConfig(BaseModel):
     """How a job runs: the hidden prompt and the tools it may use. Nothing else (`extra="forbid"`)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     prompt: str = Field(min_length=1, max_length=PROMPT_MAX)
     tools: tuple[str, ...] = Field(max_length=8)
 
 
 class AutomationJob(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     job_id: str
     user_id: str
@@ -57,7 +57,7 @@ class AutomationJob(BaseModel):
 
 
 class AutomationRun(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     job_id: str
     run_id: str

@@ -60,7 +60,7 @@ class ScheduleType(StrEnum):
 
 
 class Schedule(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     schedule_type: ScheduleType
     # [0-9] rather than \d: the pattern engine's \d also accepts non-ASCII digits.

@@ -11,7 +11,7 @@ from skillcore.background.lifecycle import JobStatus
 
 
 class BackgroundJob(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     job_id: str
     user_id: str

@@ -28,7 +28,7 @@ class SessionStatus(StrEnum):
 
 
 class WorkflowSession(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     conversation_id: str
     session_id: str

@@ -22,7 +22,7 @@ class MemorySource(StrEnum):
 
 
 class MemoryItem(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     memory_id: str
     user_id: str

@@ -49,7 +49,7 @@ class Decision(StrEnum):
 
 
 class AuditMetadata(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     permission_codes: tuple[Code, ...] = ()
     missing_permissions: tuple[Code, ...] = ()
@@ -70,7 +70,7 @@ class AuditMetadata(BaseModel):
 
 
 class AuditEvent(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     event_id: str
     user_id: str
@@ -82,4 +82,4 @@ class AuditEvent(BaseModel):
     scope: GrantScope | None = None
     target_id: Code | None = None
     reason: Code | None = None
-    metadata: AuditMetadata = AuditMetadata()
+    metadata: AuditMetadata = Field(default_factory=AuditMetadata)

@@ -19,7 +19,7 @@ class ScopeType(StrEnum):
 
 
 class GrantScope(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     type: ScopeType
     agent_id: str | None = None
@@ -49,7 +49,7 @@ class GrantStatus(StrEnum):
 
 
 class PermissionGrant(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(defer_build=True, frozen=True)
 
     grant_id: str
     user_id: str

@@ -21,7 +21,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from skillcore.clock import Clock
 from skillcore.db import agents, conversations, grants, messages, runs, sessions, turns
@@ -36,6 +36,8 @@ from skillcore.observability import logger
 
 
 class TurnResponse(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     user_message: Message
     reply: Message
     run: SkillRun

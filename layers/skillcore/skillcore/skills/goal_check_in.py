@@ -20,7 +20,7 @@ PROACTIVE_MESSAGE_WRITE = PermissionRequirement(
 
 
 class GoalCheckInPayload(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     agent_id: str = Field(alias="agentId", min_length=1, max_length=64)
     agent_name: str = Field(alias="agentName", min_length=1, max_length=40)

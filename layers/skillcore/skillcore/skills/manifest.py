@@ -45,7 +45,7 @@ class ConversationScope(StrEnum):
 
 
 class PermissionRequirement(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     code: str = Field(pattern=r"^[a-z_]+:[a-z_]+$")
     risk_level: RiskLevel
@@ -53,7 +53,7 @@ class PermissionRequirement(BaseModel):
 
 
 class SkillManifest(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
     skill_id: str = Field(pattern=r"^[a-z][a-z0-9-]{1,62}[a-z0-9]$")
     version: str

@@ -21,13 +21,13 @@ MEMORY_READ = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1,
 
 
 class RecallInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     question: str = Field(min_length=1, max_length=500)
 
 
 class RecalledMemory(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     memory_id: str
     title: str
@@ -36,7 +36,7 @@ class RecalledMemory(BaseModel):
 
 
 class RecallOutput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     memories: tuple[RecalledMemory, ...] = Field(max_length=MAX_RESULTS)
 

@@ -19,7 +19,7 @@ from skillcore.skills.tools import ToolPorts
 
 
 class MemoryWriteInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     title: str = Field(min_length=1, max_length=TITLE_MAX)
     content: str = Field(min_length=1, max_length=CONTENT_MAX)
@@ -27,14 +27,14 @@ class MemoryWriteInput(BaseModel):
 
 
 class MemoryWriteOutput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     memory_id: str
     created: bool
 
 
 class MemoryForgetInput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     memory_id: str | None = Field(default=None, min_length=1, max_length=64)
     match: str | None = Field(default=None, min_length=1, max_length=200)
@@ -47,7 +47,7 @@ class MemoryForgetInput(BaseModel):
 
 
 class MemoryForgetOutput(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     memory_id: str | None
     forgotten: bool
