@@ -26,7 +26,7 @@ from importlib import metadata
 
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
-SECTIONS = ("cold", "requests", "latency", "ranking", "scheduler")
+SECTIONS = ("cold", "requests", "latency", "ranking", "scheduler", "automation")
 
 
 def _load() -> str:
@@ -146,8 +146,14 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_scheduler.run(report, dynamo, quick=args.quick, jobs=args.jobs)
 
+    def automation() -> None:
+        from scripts import bench_automation
+
+        bench_automation.run(report, dynamo, quick=args.quick)
+
     runners: dict[str, Callable[[], None]] = {
         "cold": cold, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
+        "automation": automation,
     }
     try:
         for name in args.only:

@@ -9,26 +9,14 @@ import random
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from scripts.bench_common import Report, RequestCounter, SharedDynamo, env_scope
+from scripts.bench_scheduler import batch_write
 
 SCANNERS = 4
 ACTIVE_SHARE = 0.1
-
-
-def _batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
-    chunks = [items[i : i + 25] for i in range(0, len(items), 25)]
-
-    def write(chunk: list[dict[str, Any]]) -> None:
-        request: dict[str, Any] = {table: [{"PutRequest": {"Item": item}} for item in chunk]}
-        while request:
-            request = client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
-
-    with ThreadPoolExecutor(4) as pool:
-        list(pool.map(write, chunks))
 
 
 def seed(db: Any, *, users: int, slot: datetime, rng: random.Random) -> int:
@@ -73,7 +61,7 @@ def seed(db: Any, *, users: int, slot: datetime, rng: random.Random) -> int:
     tables = db.tables
     for table, key in ((tables.agents, "agents"), (tables.conversations, "convs"), (tables.grants, "grants"),
                        (tables.messages, "msgs"), (tables.automation_jobs, "jobs")):
-        _batch_write(db.client, table, rows[key])
+        batch_write(db.client, table, rows[key])
     return active
 
 

@@ -64,7 +64,7 @@ def _load() -> str:
 # ---------------------------------------------------------------------------------------------- seeding
 
 
-def _batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
+def batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
     """BatchWriteItem in chunks of 25, on a few threads, re-sending unprocessed items."""
     chunks = [items[i : i + 25] for i in range(0, len(items), 25)]
 
@@ -137,7 +137,7 @@ def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random) -> dict[str, 
     tables = db.tables
     for table, items in ((tables.agents, agents), (tables.conversations, conversations),
                          (tables.grants, grants), (tables.jobs, job_items)):
-        _batch_write(db.client, table, items)
+        batch_write(db.client, table, items)
     return conversation_of
 
 
@@ -264,7 +264,7 @@ def ceiling(dynamo: SharedDynamo, threads: int, seconds: float) -> float:
     with env_scope(env):
         seeder = make_db(settings)
         clients = [make_db(settings).client for _ in range(threads)]
-    _batch_write(seeder.client, table, [
+    batch_write(seeder.client, table, [
         {"pk": {"S": f"c{t}-{i}"}, "revision": {"N": "0"}, "status": {"S": "scheduled"}}
         for t in range(threads) for i in range(items)
     ])
