@@ -9,7 +9,7 @@ from skillcore.api.app import new_app
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.observability import logger
-from skillcore.services.automation import create_default_job
+from skillcore.services.automation import default_job_op
 from skillcore.services.profile import ProfileDeps
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
@@ -18,7 +18,7 @@ settings = Settings.from_env()
 db = make_db(settings)
 routes = new_app()
 # The first PUT /rpc/me also creates the user's default daily memory job.
-profile_deps = ProfileDeps(db=db, on_created=lambda profile, now: create_default_job(db, profile, now))
+profile_deps = ProfileDeps(db=db, created_with=default_job_op(db))
 routes_core.register(routes, routes_core.CoreDeps(db=db, clock=system_clock, profile=profile_deps))
 skill_deps = routes_skills.SkillDeps(db=db, skills=SKILLS, clock=system_clock)
 # Background routes first: their static paths must win over PATCH /rpc/skills/{skillId}.

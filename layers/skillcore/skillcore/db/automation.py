@@ -66,12 +66,18 @@ def job_from_item(item: dict[str, Any]) -> AutomationJob:
     )
 
 
+def create_job_op(db: Db, job: AutomationJob) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": db.tables.automation_jobs, "Item": to_job_item(job),
+            "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"},
+        }
+    }
+
+
 def create_job(db: Db, job: AutomationJob) -> None:
     try:
-        db.client.put_item(
-            TableName=db.tables.automation_jobs, Item=to_job_item(job),
-            ConditionExpression="attribute_not_exists(#pk)", ExpressionAttributeNames={"#pk": "pk"},
-        )
+        db.client.put_item(**create_job_op(db, job)["Put"])
     except ClientError as error:
         if is_condition_failure(error):
             raise AlreadyExists("automation job exists") from error

@@ -42,6 +42,21 @@ def get_profile(db: Db, user_id: str) -> Profile | None:
     return profile_from_item(item) if item else None
 
 
+def create_profile_op(db: Db, profile: Profile) -> dict[str, Any]:
+    return {
+        "Put": {
+            "TableName": db.tables.users,
+            "Item": to_item({
+                "pk": profile.user_id, "sk": PROFILE, "timezone": profile.timezone,
+                "displayName": profile.display_name, "createdAt": to_api_time(profile.created_at),
+                "updatedAt": to_api_time(profile.updated_at),
+            }),
+            "ConditionExpression": "attribute_not_exists(#pk)",
+            "ExpressionAttributeNames": {"#pk": "pk"},
+        }
+    }
+
+
 def upsert_profile(
     db: Db, user_id: str, *, timezone: str | None, display_name: str | None, default_timezone: str, now: datetime
 ) -> tuple[Profile, bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -14,7 +15,7 @@ from skillcore.db import agents as agent_store
 from skillcore.db import automation as store
 from skillcore.db import users
 from skillcore.db.dynamo import Db, is_condition_failure
-from skillcore.errors import AlreadyExists, NotFound, RuleViolation, VersionConflict
+from skillcore.errors import NotFound, RuleViolation, VersionConflict
 from skillcore.ids import new_id, stable_id
 from skillcore.models import Profile
 from skillcore.services.profile import DEFAULT_TIMEZONE
@@ -51,22 +52,26 @@ def _check_tools(skills: Skills, config: AutomationConfig) -> None:
                             details={"unknown": unknown, "registered": sorted(skills.tool_names())})
 
 
-def create_default_job(db: Db, profile: Profile, now: datetime) -> AutomationJob | None:
-    """The user's daily memory job (10:00 local, all agents). Its id is derived from the user, so this
-    creates it at most once, even when first profile calls race."""
+def default_job(profile: Profile, now: datetime) -> AutomationJob:
+    """The user's daily memory job: 10:00 in the profile's zone, all agents. Its id is derived from the
+    user, so it can exist only once."""
     schedule = _schedule("daily", DEFAULT_LOCAL_TIME, None, profile.timezone)
-    job = AutomationJob(
+    return AutomationJob(
         job_id=default_job_id(profile.user_id), user_id=profile.user_id, title=DEFAULT_TITLE,
         schedule_type="daily", local_time=DEFAULT_LOCAL_TIME, weekday=None, timezone=profile.timezone,
         agent_id=None, config=AutomationConfig(prompt=DEFAULT_PROMPT, tools=DEFAULT_TOOLS),
         status=AutomationStatus.ACTIVE, next_run_at=next_run(schedule, now), is_default=True,
         created_at=now, updated_at=now,
     )
-    try:
-        store.create_job(db, job)
-    except AlreadyExists:
-        return None
-    return job
+
+
+def default_job_op(db: Db) -> Callable[[Profile, datetime], dict[str, Any]]:
+    """The conditional Put of the default job, for the first profile's transaction."""
+
+    def op(profile: Profile, now: datetime) -> dict[str, Any]:
+        return store.create_job_op(db, default_job(profile, now))
+
+    return op
 
 
 def create_job(

@@ -5,9 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import ClientError
 
 from skillcore.db import users
-from skillcore.db.dynamo import Db
+from skillcore.db.dynamo import Db, transaction_reasons
 from skillcore.errors import NotFound, RuleViolation
 from skillcore.models import Profile
 from skillcore.timezones import valid_timezone
@@ -18,19 +21,30 @@ DEFAULT_TIMEZONE = "Asia/Shanghai"
 @dataclass(frozen=True)
 class ProfileDeps:
     db: Db
-    # Called exactly once per user, by the request that created the profile (the default automation job).
-    on_created: Callable[[Profile, datetime], None] | None = None
+    # The write that goes with a new profile (the default automation job), committed in the same
+    # transaction: a user never has a profile without it, and concurrent first calls create one.
+    created_with: Callable[[Profile, datetime], dict[str, Any]] | None = None
 
 
 def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, display_name: str | None, now: datetime) -> Profile:
     if timezone is not None and not valid_timezone(timezone):
         raise RuleViolation(f"unknown time zone {timezone!r}", code="invalid_timezone",
                             details={"errors": [{"path": "timezone", "message": "not an IANA time zone"}]})
-    profile, created = users.upsert_profile(
+    if deps.created_with is not None:
+        profile = Profile(user_id=user_id, timezone=timezone or DEFAULT_TIMEZONE, display_name=display_name or "",
+                          created_at=now, updated_at=now)
+        try:
+            deps.db.client.transact_write_items(TransactItems=[
+                users.create_profile_op(deps.db, profile), deps.created_with(profile, now),
+            ])
+            return profile
+        except ClientError as error:
+            if transaction_reasons(error)[:1] != ["ConditionalCheckFailed"]:
+                raise
+            # The profile exists: an update, below.
+    profile, _ = users.upsert_profile(
         deps.db, user_id, timezone=timezone, display_name=display_name, default_timezone=DEFAULT_TIMEZONE, now=now
     )
-    if created and deps.on_created:
-        deps.on_created(profile, now)
     return profile
 
 
