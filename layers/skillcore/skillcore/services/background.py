@@ -121,4 +121,7 @@ def cancel_job(db: Db, user_id: str, job_id: str, now: datetime) -> BackgroundJo
         current = owned_job(db, user_id, job_id)  # a scan claimed it a moment ago
         raise Conflict(f"a {current.status.value} job cannot be cancelled", code="job_not_cancellable",
                        details={"status": current.status.value}) from error
-    return owned_job(db, user_id, job_id)
+    # The transition succeeded on exactly this revision, so the new state is known without reading it.
+    return job.model_copy(update={
+        "status": JobStatus.CANCELLED, "revision": job.revision + 1, "updated_at": now, "completed_at": now,
+    })
