@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic.alias_generators import to_camel
 
-from skillcore.automation.models import AutomationJob, AutomationRun
-from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_api_time
-from skillcore.memory.models import MemoryItem
-from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
-from skillcore.policy.audit import AuditEvent
-from skillcore.policy.grants import GrantScope, PermissionGrant
-from skillcore.services.skills import CatalogEntry
+
+if TYPE_CHECKING:  # only types: a function that renders messages need not import the job or audit models
+    from skillcore.automation.models import AutomationJob, AutomationRun
+    from skillcore.background.models import BackgroundJob
+    from skillcore.memory.models import MemoryItem
+    from skillcore.models import Agent, Conversation, Message, Profile, SkillRun
+    from skillcore.policy.audit import AuditEvent
+    from skillcore.policy.grants import GrantScope, PermissionGrant
+    from skillcore.services.skills import CatalogEntry
 
 
 def _time(value: Any) -> str | None:
