@@ -29,7 +29,3 @@ def parse_time(value: str) -> datetime:
     if parsed.tzinfo is None:
         raise ValueError("time must carry an offset")
     return parsed.astimezone(UTC)
-
-
-def epoch_ms(value: datetime) -> int:
-    return int(value.timestamp() * 1000)

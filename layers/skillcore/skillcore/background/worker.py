@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -29,15 +29,15 @@ from skillcore.db import conversations as conversation_store
 from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
 from skillcore.db import messages as message_store
-from skillcore.db import users
 from skillcore.db.due_index import SHARDS
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, transaction_reasons
+from skillcore.db.dynamo import Db, is_condition_failure, transaction_reasons
 from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
 from skillcore.observability import logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, scope_candidates
 from skillcore.policy.gate import decide as policy_decide
+from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.background import BackgroundPorts, BackgroundRegistry
 
 DEFAULT_BATCH = 20
@@ -53,12 +53,11 @@ class ScanSummary:
     failed: int = 0
     cancelled: int = 0
     lost_races: int = 0
-    extra: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, int]:
         return {
             "recovered": self.recovered, "claimed": self.claimed, "succeeded": self.succeeded,
-            "retried": self.retried, "failed": self.failed, "cancelled": self.cancelled, **self.extra,
+            "retried": self.retried, "failed": self.failed, "cancelled": self.cancelled,
         }
 
 
@@ -209,7 +208,7 @@ class Worker:
         """Whether the job's message exists (its id is the job id): one consistent GetItem."""
         return message_store.exists(self._db, job.conversation_id, job.job_id)
 
-    def _recheck_state(self, job: BackgroundJob) -> tuple[frozenset[str], tuple]:
+    def _recheck_state(self, job: BackgroundJob) -> tuple[frozenset[str], tuple[PermissionGrant, ...]]:
         """The user's switches and the grants that could apply, in one BatchGetItem."""
         definition = self._registry.get(job.skill_id, job.skill_version)
         assert definition is not None
@@ -217,18 +216,7 @@ class Worker:
             grant_store.grant_key(job.user_id, job.skill_id, p.code, scope)
             for p in definition.manifest.permissions for scope in scope_candidates(job.agent_id)
         ]
-        request: dict[str, Any] = {self._db.tables.users: {"Keys": [users.bindings_key(job.user_id)], "ConsistentRead": True}}
-        if grant_keys:
-            request[self._db.tables.grants] = {"Keys": grant_keys, "ConsistentRead": True}
-        found: dict[str, list[dict[str, Any]]] = {self._db.tables.users: [], self._db.tables.grants: []}
-        while request:
-            response = self._db.client.batch_get_item(RequestItems=request)
-            for table, items in response.get("Responses", {}).items():
-                found[table] += [from_item(i) or {} for i in items]
-            request = response.get("UnprocessedKeys") or {}
-        bindings = found[self._db.tables.users]
-        disabled = users.disabled_skills(bindings[0] if bindings else None)
-        return disabled, tuple(grant_store.grant_from_item(i) for i in found[self._db.tables.grants])
+        return grant_store.read_policy_state(self._db, job.user_id, grant_keys)
 
     def _ports(self, job: BackgroundJob, now: datetime, delivery: _Delivery) -> BackgroundPorts:
         def write_agent_message(text: str) -> None:

@@ -13,7 +13,17 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from skillcore.clock import parse_time, to_api_time
-from skillcore.db.dynamo import Db, Page, from_item, is_condition_failure, key, query_page, to_item, to_value
+from skillcore.db.dynamo import (
+    Db,
+    Page,
+    batch_get,
+    from_item,
+    is_condition_failure,
+    key,
+    query_page,
+    to_item,
+    to_value,
+)
 from skillcore.models import Agent
 
 
@@ -54,15 +64,9 @@ def get_agent(db: Db, user_id: str, agent_id: str) -> Agent | None:
 
 def get_agents(db: Db, user_id: str, agent_ids: list[str]) -> dict[str, Agent]:
     """BatchGetItem for up to 100 agents; unprocessed keys are retried."""
-    found: dict[str, Agent] = {}
-    pending: list[dict[str, Any]] = [agent_key(user_id, a) for a in dict.fromkeys(agent_ids)]
-    while pending:
-        response = db.client.batch_get_item(RequestItems={db.tables.agents: {"Keys": pending}})
-        for raw in response.get("Responses", {}).get(db.tables.agents, []):
-            agent = agent_from_item(from_item(raw) or {})
-            found[agent.agent_id] = agent
-        pending = response.get("UnprocessedKeys", {}).get(db.tables.agents, {}).get("Keys", [])
-    return found
+    keys = [agent_key(user_id, a) for a in dict.fromkeys(agent_ids)]
+    agents = (agent_from_item(item) for item in batch_get(db, {db.tables.agents: keys})[db.tables.agents])
+    return {agent.agent_id: agent for agent in agents}
 
 
 def list_agents(db: Db, user_id: str, *, limit: int, cursor: str | None) -> tuple[list[Agent], str | None]:

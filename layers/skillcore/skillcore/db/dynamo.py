@@ -3,7 +3,7 @@
 - `Db` bundles the low-level client with the table names (the client API is used throughout: it is lighter
   to import and create than the resource API).
 - `to_item`/`from_item` convert plain dicts to and from the attribute-value format.
-- `translate_condition_failure` is the one place where ConditionalCheckFailedException becomes a domain error.
+- `is_condition_failure`/`transaction_reasons` read a failed condition; each store turns it into its domain outcome.
 - Cursors are opaque, but they are checked to belong to the partition being listed.
 """
 
@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -20,7 +18,7 @@ from typing import Any
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
 
-from skillcore.errors import AlreadyExists, RuleViolation, VersionConflict
+from skillcore.errors import RuleViolation
 from skillcore.settings import Settings, TableNames
 
 _serializer = TypeSerializer()
@@ -88,6 +86,19 @@ def key(**parts: str) -> dict[str, Any]:
     return {k: {"S": v} for k, v in parts.items()}
 
 
+def batch_get(db: Db, wanted: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """One BatchGetItem (consistent reads) over several tables, re-asking for unprocessed keys; returns
+    the items found per table, deserialised. Tables with no keys are left out of the request."""
+    found: dict[str, list[dict[str, Any]]] = {table: [] for table in wanted}
+    request: dict[str, Any] = {t: {"Keys": keys, "ConsistentRead": True} for t, keys in wanted.items() if keys}
+    while request:
+        response = db.client.batch_get_item(RequestItems=request)
+        for table, items in response.get("Responses", {}).items():
+            found[table].extend(from_item(i) or {} for i in items)
+        request = response.get("UnprocessedKeys") or {}
+    return found
+
+
 def is_condition_failure(error: ClientError) -> bool:
     return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
 
@@ -95,16 +106,6 @@ def is_condition_failure(error: ClientError) -> bool:
 def old_item(error: ClientError) -> dict[str, Any] | None:
     """The item as it was when the condition failed (ReturnValuesOnConditionCheckFailure=ALL_OLD)."""
     return from_item(error.response.get("Item"))
-
-
-@contextmanager
-def translate_condition_failure(kind: type[AlreadyExists] | type[VersionConflict], message: str) -> Iterator[None]:
-    try:
-        yield
-    except ClientError as error:
-        if is_condition_failure(error):
-            raise kind(message, details={}) from error
-        raise
 
 
 def transaction_reasons(error: ClientError) -> list[str]:

@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.clock import parse_time, to_api_time
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, batch_get, from_item, key, query_page, to_item, to_value
+from skillcore.db.users import bindings_key, disabled_skills
 from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
 
 
@@ -52,16 +53,12 @@ def all_grants(db: Db, user_id: str) -> list[PermissionGrant]:
     return grants
 
 
-def get_grants(db: Db, keys: list[dict[str, Any]]) -> list[PermissionGrant]:
-    if not keys:
-        return []
-    found: list[PermissionGrant] = []
-    request: dict[str, Any] = {db.tables.grants: {"Keys": keys, "ConsistentRead": True}}
-    while request:
-        response = db.client.batch_get_item(RequestItems=request)
-        found += [grant_from_item(from_item(i) or {}) for i in response.get("Responses", {}).get(db.tables.grants, [])]
-        request = response.get("UnprocessedKeys") or {}
-    return found
+def read_policy_state(db: Db, user_id: str, keys: list[dict[str, Any]]) -> tuple[frozenset[str], tuple[PermissionGrant, ...]]:
+    """The user's disabled skills and the grants under `keys`, in one BatchGetItem: what PolicyGate and the
+    enable switch need before a background job is created or executed."""
+    found = batch_get(db, {db.tables.users: [bindings_key(user_id)], db.tables.grants: keys})
+    bindings = found[db.tables.users]
+    return disabled_skills(bindings[0] if bindings else None), tuple(grant_from_item(i) for i in found[db.tables.grants])
 
 
 def set_grant(

@@ -54,10 +54,6 @@ def put_run_op(db: Db, run: SkillRun) -> dict[str, Any]:
     return {"Put": {"TableName": db.tables.runs, "Item": to_run_item(run)}}
 
 
-def put_run(db: Db, run: SkillRun) -> None:
-    db.client.put_item(TableName=db.tables.runs, Item=to_run_item(run))
-
-
 def list_runs(db: Db, user_id: str, *, limit: int, cursor: str | None) -> tuple[list[SkillRun], str | None]:
     page = query_page(
         db, table=db.tables.runs, partition=("pk", user_id), limit=limit, cursor=cursor, newest_first=True

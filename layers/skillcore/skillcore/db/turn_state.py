@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from skillcore.db import conversations, sessions, turns, users
-from skillcore.db.dynamo import Db, from_item
+from skillcore.db.dynamo import Db, batch_get
 from skillcore.db.sessions import WorkflowSession
 from skillcore.models import Conversation
 
@@ -31,13 +31,7 @@ def read_turn_state(db: Db, user_id: str, conversation_id: str, client_message_i
         db.tables.turns: [turns.turn_key(conversation_id, client_message_id)],
         db.tables.sessions: [sessions.session_key(conversation_id)],
     }
-    found: dict[str, list[dict[str, Any]]] = {table: [] for table in wanted}
-    request: dict[str, Any] = {table: {"Keys": keys, "ConsistentRead": True} for table, keys in wanted.items()}
-    while request:
-        response = db.client.batch_get_item(RequestItems=request)
-        for table, items in response.get("Responses", {}).items():
-            found[table].extend(from_item(i) or {} for i in items)
-        request = response.get("UnprocessedKeys") or {}
+    found = batch_get(db, wanted)
     conversation_items = found[db.tables.conversations]
     turn_items = found[db.tables.turns]
     session_items = found[db.tables.sessions]

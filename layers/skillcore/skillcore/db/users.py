@@ -113,7 +113,3 @@ def set_skill_enabled(db: Db, user_id: str, skill_id: str, enabled: bool, now: d
         ReturnValues="ALL_NEW",
     )
     return disabled_skills(from_item(response.get("Attributes")))
-
-
-def bindings_item(user_id: str) -> dict[str, Any]:
-    return to_item({"pk": user_id, "sk": BINDINGS})

@@ -15,7 +15,6 @@ from skillcore.db import audit as audit_store
 from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
 from skillcore.db import messages as message_store
-from skillcore.db import users
 from skillcore.db.dynamo import Db
 from skillcore.errors import Conflict, NotFound, RuleViolation
 from skillcore.ids import new_id
@@ -51,15 +50,15 @@ def create_job(
         ))
         return RuleViolation(message, code=code)
 
-    if skill_id in users.get_disabled_skills(db, user_id):
-        raise refuse("skill_disabled", "this skill is disabled", "skill_disabled")
-    grants = grant_store.get_grants(db, [
+    disabled, grants = grant_store.read_policy_state(db, user_id, [
         grant_store.grant_key(user_id, skill_id, p.code, scope)
         for p in manifest.permissions for scope in scope_candidates(agent_id)
     ])
+    if skill_id in disabled:
+        raise refuse("skill_disabled", "this skill is disabled", "skill_disabled")
     decision = decide(PolicyInput(
         user_id=user_id, skill_id=skill_id, skill_version=manifest.version, requirements=manifest.permissions,
-        action="background.create", agent_id=agent_id, target_id=agent_id, grants=tuple(grants),
+        action="background.create", agent_id=agent_id, target_id=agent_id, grants=grants,
     ))
     if not decision.allowed:
         raise refuse("permission_required", decision.message, decision.reason.value,

@@ -28,7 +28,6 @@ from skillcore.db import audit as audit_store
 from skillcore.db import tool_executions
 from skillcore.db.dynamo import Db
 from skillcore.db.tool_executions import ExecutionStatus
-from skillcore.model.port import SystemBlock
 from skillcore.observability import logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
@@ -211,7 +210,3 @@ class ToolRunner:
         if faults.hit(faults.FaultPoint.TOOL_HANDLER) is faults.FaultKind.TIMEOUT:
             time.sleep(tool.timeout_ms / 1000 + 0.25)
         return tool.execute(parsed, ports)
-
-
-def instruction_for(build: Callable[[Any], SystemBlock], outcome: ToolOutcome) -> SystemBlock | None:
-    return build(outcome.output) if outcome.output is not None else None
