@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 from pydantic import ValidationError
 
-from skillcore.api.requests import AutomationConfigBody, CreateAutomationJob
+from skillcore.api.requests.automation import AutomationConfigBody, CreateAutomationJob
 from skillcore.automation.models import AutomationConfig
 from skillcore.automation.offline_extraction import plan
 from skillcore.db.messages import to_message_item

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from msgspec.structs import replace
 
 from skillcore.db.sessions import SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult

@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillcore.api import http
 from skillcore.api.app import Routes
 from skillcore.api.errors import json_response
-from skillcore.api.requests import CreateConversation, PostMessage
+from skillcore.api.requests.chat import PostMessage
+from skillcore.api.requests.core import CreateConversation
 from skillcore.db.dynamo import decode_cursor, encode_cursor
 from skillcore.errors import BadRequest, Forbidden, PayloadTooLarge, RuleViolation, Unauthenticated
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass
 
 import pytest
+from msgspec.structs import fields, replace
 from pydantic import ValidationError
 
 from skillcore.skills.builtin import SKILLS, Skills, builtin_skills

@@ -8,14 +8,15 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict
+from msgspec import Struct
 
 
-class Frozen(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class Frozen(Struct, frozen=True, kw_only=True):
+    """Immutable, keyword-only records. The stores build them from items with explicit conversions, so they
+    need no validation of their own (pydantic stays at the trust boundaries: request bodies, tool I/O)."""
 
 
-class Profile(Frozen):
+class Profile(Frozen, frozen=True, kw_only=True):
     user_id: str
     timezone: str
     display_name: str
@@ -23,7 +24,7 @@ class Profile(Frozen):
     updated_at: datetime
 
 
-class Agent(Frozen):
+class Agent(Frozen, frozen=True, kw_only=True):
     user_id: str
     agent_id: str
     name: str
@@ -39,7 +40,7 @@ class ConversationKind(StrEnum):
     AUTOMATION = "automation"
 
 
-class AgentCard(Frozen):
+class AgentCard(Frozen, frozen=True, kw_only=True):
     """What a conversation keeps of each member agent (agents are immutable, so the copy never goes stale)."""
 
     agent_id: str
@@ -47,7 +48,7 @@ class AgentCard(Frozen):
     persona: str
 
 
-class Conversation(Frozen):
+class Conversation(Frozen, frozen=True, kw_only=True):
     user_id: str
     conversation_id: str
     kind: ConversationKind
@@ -78,7 +79,7 @@ class Origin(StrEnum):
     BACKGROUND = "background"
 
 
-class Message(Frozen):
+class Message(Frozen, frozen=True, kw_only=True):
     message_id: str
     conversation_id: str
     role: Role
@@ -103,7 +104,7 @@ class RunOutcome(StrEnum):
     FAILED = "failed"
 
 
-class SkillRun(Frozen):
+class SkillRun(Frozen, frozen=True, kw_only=True):
     """One executor decision. Holds no message text by construction: there is no field for it."""
 
     run_id: str

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from msgspec import Struct
 
 TABLES = (
     "users",
@@ -30,9 +30,7 @@ TABLES = (
 )
 
 
-class TableNames(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
-
+class TableNames(Struct, frozen=True, kw_only=True):
     users: str
     agents: str
     conversations: str
@@ -49,34 +47,62 @@ class TableNames(BaseModel):
     automation_runs: str
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+MODELS = ("offline", "bedrock")
+DEFAULT_BEDROCK_MODEL_ID = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+# (default, lowest, highest) of the numeric settings.
+BOUNDS = {
+    "bedrock_max_tokens": (512, 16, 8192),
+    "history_messages": (20, 0, 100),
+    "scan_batch_size": (20, 1, 100),
+}
+
+
+class Settings(Struct, frozen=True, kw_only=True):
+    """Checked on construction: a misconfigured function fails its cold start with the variable's name."""
 
     region: str = "us-east-1"
     tables: TableNames
     dynamodb_endpoint: str | None = None
     model: Literal["offline", "bedrock"] = "offline"
-    bedrock_model_id: str = "us.anthropic.claude-haiku-4-5-20251001-v1:0"
+    bedrock_model_id: str = DEFAULT_BEDROCK_MODEL_ID
     bedrock_region: str | None = None
-    bedrock_max_tokens: int = Field(default=512, ge=16, le=8192)
-    history_messages: int = Field(default=20, ge=0, le=100)
-    scan_batch_size: int = Field(default=20, ge=1, le=100)
+    bedrock_max_tokens: int = BOUNDS["bedrock_max_tokens"][0]
+    history_messages: int = BOUNDS["history_messages"][0]
+    scan_batch_size: int = BOUNDS["scan_batch_size"][0]
     local: bool = False
+
+    def __post_init__(self) -> None:
+        if self.model not in MODELS:
+            raise ValueError(f"SKILLS_MODEL must be one of {', '.join(MODELS)}, not {self.model!r}")
+        for name, (_, lowest, highest) in BOUNDS.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not lowest <= value <= highest:
+                raise ValueError(f"SKILLS_{name.upper()} must be an integer from {lowest} to {highest}, not {value!r}")
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
         env = os.environ if env is None else env
         region = env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION") or "us-east-1"
         tables = TableNames(**{name: env.get(f"SKILLS_TABLE_{name.upper()}", f"skillcore-{name}") for name in TABLES})
+        numbers = {name: _integer(env, name, default) for name, (default, _, _) in BOUNDS.items()}
         return cls(
             region=region,
             tables=tables,
             dynamodb_endpoint=env.get("SKILLS_DYNAMODB_ENDPOINT") or None,
-            model=env.get("SKILLS_MODEL", "offline"),  # type: ignore[arg-type]
-            bedrock_model_id=env.get("SKILLS_BEDROCK_MODEL_ID", cls.model_fields["bedrock_model_id"].default),
+            model=env.get("SKILLS_MODEL", "offline"),  # type: ignore[arg-type]  # checked in __post_init__
+            bedrock_model_id=env.get("SKILLS_BEDROCK_MODEL_ID", DEFAULT_BEDROCK_MODEL_ID),
             bedrock_region=env.get("SKILLS_BEDROCK_REGION") or None,
-            bedrock_max_tokens=int(env.get("SKILLS_BEDROCK_MAX_TOKENS", "512")),
-            history_messages=int(env.get("SKILLS_HISTORY_MESSAGES", "20")),
-            scan_batch_size=int(env.get("SKILLS_SCAN_BATCH_SIZE", "20")),
             local=env.get("SKILLS_LOCAL", "") == "1",
+            **numbers,
         )
+
+
+def _integer(env: Mapping[str, str], name: str, default: int) -> int:
+    variable = f"SKILLS_{name.upper()}"
+    raw = env.get(variable)
+    if raw is None:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise ValueError(f"{variable} must be an integer, not {raw!r}") from None

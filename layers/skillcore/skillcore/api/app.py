@@ -11,8 +11,9 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from skillcore.api.errors import Response, envelope, status_of
 from skillcore.errors import DomainError, NotFound
@@ -23,8 +24,7 @@ from skillcore.observability import logger
 PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(Struct, frozen=True):
     method: str
     pattern: re.Pattern[str]
     params: int

@@ -7,7 +7,8 @@ from typing import Any
 from skillcore.api import http, views
 from skillcore.api.app import Routes
 from skillcore.api.errors import Response, empty_response, json_response
-from skillcore.api.requests import CreateAutomationJob, Paging, PatchAutomationJob
+from skillcore.api.requests import Paging
+from skillcore.api.requests.automation import CreateAutomationJob, PatchAutomationJob
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.automation.models import AutomationConfig, AutomationStatus
 from skillcore.db import automation as store

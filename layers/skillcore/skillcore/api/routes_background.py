@@ -5,7 +5,7 @@ from __future__ import annotations
 from skillcore.api import http, views
 from skillcore.api.app import Routes
 from skillcore.api.errors import Response, json_response
-from skillcore.api.requests import CreateBackgroundJob, JobQuery
+from skillcore.api.requests.background import CreateBackgroundJob, JobQuery
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.db import jobs as job_store
 from skillcore.services import background

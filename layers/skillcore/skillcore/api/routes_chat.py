@@ -5,7 +5,7 @@ from __future__ import annotations
 from skillcore.api import http, views
 from skillcore.api.app import Routes
 from skillcore.api.errors import Response, json_response
-from skillcore.api.requests import PostMessage
+from skillcore.api.requests.chat import PostMessage
 from skillcore.services.chat import ChatDeps, post_message
 
 MESSAGES_PATH = "/rpc/conversations/<conversationId>/messages"

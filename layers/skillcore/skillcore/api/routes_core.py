@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from skillcore import VERSION
 from skillcore.api import http, views
 from skillcore.api.app import Routes
 from skillcore.api.errors import Response, json_response
-from skillcore.api.requests import (
+from skillcore.api.requests import Paging
+from skillcore.api.requests.core import (
     ConversationQuery,
     CreateAgent,
     CreateConversation,
     CreateMemory,
     MemoryQuery,
-    Paging,
     PutProfile,
 )
 from skillcore.clock import Clock
@@ -26,8 +26,7 @@ from skillcore.services import agents, memories, profile
 from skillcore.services.profile import ProfileDeps
 
 
-@dataclass(frozen=True)
-class CoreDeps:
+class CoreDeps(Struct, frozen=True):
     db: Db
     clock: Clock
     profile: ProfileDeps

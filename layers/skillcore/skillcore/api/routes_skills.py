@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from skillcore.api import http, views
 from skillcore.api.app import Routes
 from skillcore.api.errors import Response, json_response
-from skillcore.api.requests import AdminAuditQuery, AgentScope, Paging, PatchPermission, PatchSkill
+from skillcore.api.requests import Paging
+from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, PatchPermission, PatchSkill
 from skillcore.clock import Clock
 from skillcore.db import audit as audit_store
 from skillcore.db import grants as grant_store
@@ -19,8 +20,7 @@ from skillcore.services import skills as skill_service
 from skillcore.skills.builtin import Skills
 
 
-@dataclass(frozen=True)
-class SkillDeps:
+class SkillDeps(Struct, frozen=True):
     db: Db
     skills: Skills
     clock: Clock

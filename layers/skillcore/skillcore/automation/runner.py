@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
+from msgspec import Struct, field
 
 from skillcore.automation.models import AutomationJob, AutomationRun, AutomationStatus, RunStatus
 from skillcore.automation.schedule import Schedule, ScheduleType, latest_slot_at_or_before, next_run
@@ -84,8 +84,7 @@ class TransientRunError(Exception):
     pass
 
 
-@dataclass
-class RunOutcome:
+class RunOutcome(Struct):
     status: RunStatus
     error_code: str | None = None
     conversation_ids: list[str] = field(default_factory=list)

@@ -10,9 +10,10 @@ Every transition is a conditional write on id + revision + status that bumps the
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+from msgspec import Struct
 
 
 class JobStatus(StrEnum):
@@ -47,8 +48,7 @@ def check_transition(current: JobStatus, target: JobStatus) -> None:
         raise IllegalTransition(f"{current} -> {target} is not a job transition")
 
 
-@dataclass(frozen=True)
-class RetryPolicy:
+class RetryPolicy(Struct, frozen=True):
     """Backoff after the n-th failed attempt: first, first*2, ... capped; permanent at max_attempts."""
 
     first_delay: timedelta = timedelta(minutes=5)
@@ -58,13 +58,11 @@ class RetryPolicy:
         return min(self.first_delay * (2 ** max(attempts - 1, 0)), self.max_delay)
 
 
-@dataclass(frozen=True)
-class Retry:
+class Retry(Struct, frozen=True):
     at: datetime
 
 
-@dataclass(frozen=True)
-class Permanent:
+class Permanent(Struct, frozen=True):
     error_code: str
 
 

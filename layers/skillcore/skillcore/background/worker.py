@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
+from msgspec import Struct
 from pydantic import ValidationError
 
 from skillcore import faults
@@ -44,8 +44,7 @@ DEFAULT_BATCH = 20
 SAFETY_MARGIN_MS = 20_000
 
 
-@dataclass
-class ScanSummary:
+class ScanSummary(Struct):
     recovered: int = 0
     claimed: int = 0
     succeeded: int = 0

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
+from msgspec.structs import asdict
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
@@ -31,7 +32,7 @@ def to_conversation_item(conversation: Conversation) -> dict[str, Any]:
             "pk": conversation.user_id,
             "sk": conversation.conversation_id,
             "kind": conversation.kind.value,
-            "agents": [a.model_dump() for a in conversation.agents],
+            "agents": [asdict(a) for a in conversation.agents],
             "title": conversation.title,
             "messageCount": conversation.message_count,
             "lastMessageAt": to_api_time(conversation.last_message_at) if conversation.last_message_at else None,

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import base64
 import json
-from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import ClientError
+from msgspec import Struct
 
 from skillcore.errors import RuleViolation
 from skillcore.settings import Settings, TableNames
@@ -25,8 +25,7 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
-@dataclass(frozen=True)
-class Db:
+class Db(Struct, frozen=True):
     client: Any
     tables: TableNames
 
@@ -146,8 +145,7 @@ def decode_cursor(cursor: str | None, *, partition: tuple[str, str]) -> dict[str
         ) from error
 
 
-@dataclass(frozen=True)
-class Page:
+class Page(Struct, frozen=True):
     items: list[dict[str, Any]]
     next_cursor: str | None
 

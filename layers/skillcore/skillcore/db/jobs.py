@@ -16,11 +16,11 @@ the revision; a lost condition is translated into LeaseLost/VersionConflict here
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from botocore.exceptions import ClientError
+from msgspec import Struct
 
 from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
@@ -111,8 +111,7 @@ def list_jobs(
 
 # -- transitions ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(Struct, frozen=True):
     """A due or leased job as the sparse index shows it (possibly stale)."""
 
     job_id: str

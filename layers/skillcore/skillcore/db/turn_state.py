@@ -7,8 +7,9 @@ user's permission grants to the same batch.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from skillcore.db import conversations, sessions, turns, users
 from skillcore.db.dynamo import Db, batch_get
@@ -16,8 +17,7 @@ from skillcore.db.sessions import WorkflowSession
 from skillcore.models import Conversation
 
 
-@dataclass(frozen=True)
-class TurnState:
+class TurnState(Struct, frozen=True):
     conversation: Conversation | None
     disabled_skills: frozenset[str]
     recorded: tuple[str, dict[str, Any]] | None  # (text digest, stored response) of a previous identical post

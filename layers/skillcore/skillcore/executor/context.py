@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+
+from msgspec import Struct
 
 from skillcore.db.sessions import WorkflowSession
 from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
@@ -13,8 +14,7 @@ from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
 
 
-@dataclass
-class TurnContext:
+class TurnContext(Struct):
     user_id: str
     conversation: Conversation
     agent: AgentCard
@@ -25,8 +25,8 @@ class TurnContext:
     now: datetime
     load_history: Callable[[], list[Message]]
     load_grants: Callable[[], list[PermissionGrant]] = list
-    _history: list[Message] | None = field(default=None, repr=False)
-    _grants: tuple[PermissionGrant, ...] | None = field(default=None, repr=False)
+    _history: list[Message] | None = None
+    _grants: tuple[PermissionGrant, ...] | None = None
 
     def history(self) -> list[Message]:
         """Earlier visible messages, read only when a branch needs the model (workflows do not)."""
@@ -44,14 +44,12 @@ class TurnContext:
         return manifest.skill_id not in self.disabled_skills
 
 
-@dataclass(frozen=True)
-class SessionWrite:
+class SessionWrite(Struct, frozen=True):
     session: WorkflowSession
     previous_revision: int | None  # None: no live session existed
 
 
-@dataclass(frozen=True)
-class TurnResult:
+class TurnResult(Struct, frozen=True):
     reply: str
     kind: RunKind
     outcome: RunOutcome

@@ -7,8 +7,9 @@ tool skill -> prompt skill -> plain reply. The first branch that takes the turn 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from typing import Protocol
+
+from msgspec.structs import replace
 
 from skillcore.db.sessions import SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult

@@ -13,11 +13,13 @@ import re
 from collections.abc import Iterable
 
 from skillcore.memory.models import MemoryItem
+from skillcore.skills.matchers import CJK_CHARACTER
 
 MAX_RESULTS = 6
 
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-_WORD = re.compile(r"[0-9a-z][0-9a-z'_-]*[0-9a-z]|[0-9a-z]{2,}", re.IGNORECASE)
+# Plain strings, compiled on first use through `re`'s cache: this module is imported by functions that never rank.
+_CJK_RUN = CJK_CHARACTER + "+"
+_WORD = r"[0-9a-z][0-9a-z'_-]*[0-9a-z]|[0-9a-z]{2,}"
 
 _CJK_STOP = frozenset(
     ["你还", "还记", "记得", "得我", "得吗", "你记", "记不", "不记", "我的", "的吗", "什么", "么吗", "吗", "一下", "是什", "我之", "之前", "前说", "说过", "过什", "提过", "告诉", "诉过", "过你", "我喜", "你知", "知道", "道我", "我什", "么东", "东西", "喜欢什", "欢什"]
@@ -29,11 +31,11 @@ _WORD_STOP = frozenset(
 
 def extract_terms(text: str) -> frozenset[str]:
     terms: set[str] = set()
-    for run in _CJK_RUN.findall(text):
+    for run in re.findall(_CJK_RUN, text):
         if 2 <= len(run) <= 4:
             terms.add(run)
         terms.update(run[i : i + 2] for i in range(len(run) - 1))
-    for word in _WORD.findall(text.lower()):
+    for word in re.findall(_WORD, text.lower()):
         terms.add(word)
     return frozenset(t for t in terms if t not in _CJK_STOP and t not in _WORD_STOP)
 

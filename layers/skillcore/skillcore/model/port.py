@@ -7,9 +7,10 @@ messages as content). Implementations turn the structure into their wire format.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Literal, Protocol
+
+from msgspec import Struct, field
 
 
 class BlockKind(StrEnum):
@@ -25,30 +26,26 @@ class BlockKind(StrEnum):
     TRANSCRIPT = "transcript"    # earlier conversation lines given as data (facts: "user: ..." / "assistant: ...")
 
 
-@dataclass(frozen=True)
-class SystemBlock:
+class SystemBlock(Struct, frozen=True):
     kind: BlockKind
     text: str
     source: str = ""                 # skill id or subsystem that rendered it
     facts: tuple[str, ...] = ()      # data quoted as content, never as instructions
 
 
-@dataclass(frozen=True)
-class ToolCall:
+class ToolCall(Struct, frozen=True):
     call_id: str
     name: str
     input: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ToolResult:
+class ToolResult(Struct, frozen=True):
     call_id: str
     content: dict[str, Any]
     is_error: bool = False
 
 
-@dataclass(frozen=True)
-class ChatMessage:
+class ChatMessage(Struct, frozen=True):
     """One conversation entry. `text` for plain turns; assistant tool calls and user tool results for tool use."""
 
     role: Literal["user", "assistant"]
@@ -57,23 +54,20 @@ class ChatMessage:
     tool_results: tuple[ToolResult, ...] = ()
 
 
-@dataclass(frozen=True)
-class ToolSpec:
+class ToolSpec(Struct, frozen=True):
     name: str
     description: str
     input_schema: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class ModelRequest:
+class ModelRequest(Struct, frozen=True):
     system: tuple[SystemBlock, ...]
     messages: tuple[ChatMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int | None = None
 
 
-@dataclass(frozen=True)
-class ModelResponse:
+class ModelResponse(Struct, frozen=True):
     text: str
     tool_calls: tuple[ToolCall, ...] = ()
     stop_reason: str = "end_turn"

@@ -8,8 +8,9 @@ matched, the permissions missing, and a reason (a code for the audit, a sentence
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from enum import StrEnum
+
+from msgspec import Struct
 
 from skillcore.policy.grants import GrantScope, PermissionGrant, same_major
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel
@@ -34,8 +35,7 @@ MESSAGES = {
 }
 
 
-@dataclass(frozen=True)
-class PolicyInput:
+class PolicyInput(Struct, frozen=True):
     user_id: str
     skill_id: str
     skill_version: str
@@ -46,13 +46,12 @@ class PolicyInput:
     grants: tuple[PermissionGrant, ...] = ()
 
 
-@dataclass(frozen=True)
-class PolicyDecision:
+class PolicyDecision(Struct, frozen=True):
     allowed: bool
     reason: Reason
     matched_grants: tuple[PermissionGrant, ...] = ()
     missing: tuple[str, ...] = ()
-    scope: GrantScope | None = field(default=None)
+    scope: GrantScope | None = None
 
     @property
     def message(self) -> str:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import msgspec
 from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict
+from msgspec import Struct
 
 from skillcore.clock import Clock
 from skillcore.db import agents, conversations, grants, messages, runs, sessions, turns
@@ -35,16 +35,15 @@ from skillcore.models import Message, Origin, Role, SkillRun, preview
 from skillcore.observability import logger
 
 
-class TurnResponse(BaseModel):
-    model_config = ConfigDict(defer_build=True)
+class TurnResponse(Struct, frozen=True, kw_only=True):
+    """What a turn answers; stored whole (as JSON-ready builtins) so a duplicate gets the same body."""
 
     user_message: Message
     reply: Message
     run: SkillRun
 
 
-@dataclass(frozen=True)
-class ChatDeps:
+class ChatDeps(Struct, frozen=True):
     db: Db
     executor_for: Callable[[datetime], Executor]
     clock: Clock
@@ -114,7 +113,7 @@ def _replay(recorded: tuple[str, dict[str, Any]], text: str) -> TurnResponse:
     digest, body = recorded
     if digest != turns.text_digest(text):
         raise Conflict("clientMessageId was already used with a different text", code="client_message_conflict")
-    return TurnResponse.model_validate(body)
+    return msgspec.convert(body, TurnResponse)
 
 
 def _commit(
@@ -125,7 +124,7 @@ def _commit(
     reply = response.reply
     items: list[dict[str, Any]] = [
         turns.put_turn_op(db, conversation_id, client_message_id, text=text,
-                          response=response.model_dump(mode="json"), now=now),
+                          response=msgspec.to_builtins(response), now=now),
         messages.put_message_op(db, response.user_message, user_id),
         messages.put_message_op(db, reply, user_id),
         conversations.record_visible_messages_op(

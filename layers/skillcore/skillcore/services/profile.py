@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
+from msgspec import Struct
 
 from skillcore.db import users
 from skillcore.db.dynamo import Db, transaction_reasons
@@ -18,8 +18,7 @@ from skillcore.timezones import valid_timezone
 DEFAULT_TIMEZONE = "Asia/Shanghai"
 
 
-@dataclass(frozen=True)
-class ProfileDeps:
+class ProfileDeps(Struct, frozen=True):
     db: Db
     # The write that goes with a new profile (the default automation job), committed in the same
     # transaction: a user never has a profile without it, and concurrent first calls create one.

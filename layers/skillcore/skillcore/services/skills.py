@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
+
+from msgspec import Struct
 
 from skillcore.db import grants as grant_store
 from skillcore.db import users
@@ -14,8 +15,7 @@ from skillcore.skills.builtin import Skills
 from skillcore.skills.manifest import SkillManifest
 
 
-@dataclass(frozen=True)
-class CatalogEntry:
+class CatalogEntry(Struct, frozen=True):
     manifest: SkillManifest
     enabled: bool
     granted: frozenset[str]  # permission codes with an active grant (filled once grants exist)

@@ -7,9 +7,9 @@ a background skill cannot choose where it writes, and cannot write anything but 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
+from msgspec import Struct
 from pydantic import BaseModel
 
 from skillcore.skills.manifest import SkillKind, SkillManifest
@@ -18,14 +18,12 @@ from skillcore.skills.registry import Registry, RegistryError
 MIN_ATTEMPTS, MAX_ATTEMPTS = 1, 10
 
 
-@dataclass(frozen=True)
-class BackgroundPorts:
+class BackgroundPorts(Struct, frozen=True):
     # Writes the agent's message into the job's conversation, idempotently (message id = job id).
     write_agent_message: Callable[[str], None]
 
 
-@dataclass(frozen=True)
-class BackgroundSkillDefinition:
+class BackgroundSkillDefinition(Struct, frozen=True):
     manifest: SkillManifest
     payload_model: type[BaseModel]
     max_attempts: int

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from skillcore.skills.background import BackgroundRegistry
 from skillcore.skills.daily_plan import DAILY_PLAN
@@ -18,8 +18,7 @@ from skillcore.skills.registry import Registry
 from skillcore.skills.tools import ToolRegistry
 
 
-@dataclass(frozen=True)
-class Skills:
+class Skills(Struct, frozen=True):
     """Every registry the executor and the catalog consult."""
 
     workflows: Registry[WorkflowSkillDefinition]

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Protocol
+
+from msgspec import Struct, field
 
 from skillcore.db.sessions import WorkflowSession
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers
 
 
-@dataclass(frozen=True)
-class PromptSkillDefinition:
+class PromptSkillDefinition(Struct, frozen=True):
     """A prompt skill adds a fixed, server-written instruction to the system prompt when it matches."""
 
     manifest: SkillManifest
@@ -21,8 +21,7 @@ class PromptSkillDefinition:
     kind = SkillKind.PROMPT
 
 
-@dataclass(frozen=True)
-class WorkflowTransition:
+class WorkflowTransition(Struct, frozen=True):
     """The outcome of one workflow step: the reply and the session's next state."""
 
     reply: str
@@ -38,8 +37,7 @@ class WorkflowHandler(Protocol):
     def advance(self, session: WorkflowSession, text: str, *, chinese: bool) -> WorkflowTransition: ...
 
 
-@dataclass(frozen=True)
-class WorkflowSkillDefinition:
+class WorkflowSkillDefinition(Struct, frozen=True):
     manifest: SkillManifest
     matchers: SkillMatchers
     handler: WorkflowHandler

@@ -20,8 +20,9 @@ DONE = "done"
 MAX_SLOT_CHARS = 200
 LANG = "lang"
 
-_YES = re.compile(r"^\s*(y|yes|yep|ok|okay|sure|confirm|correct|是|是的|对|对的|好|好的|确认|没错|可以)\s*[.!。！]*\s*$", re.I)
-_NO = re.compile(r"^\s*(n|no|nope|wrong|不|不是|不对|错了|重来|重新)\s*[.!。！]*\s*$", re.I)
+# Compiled on first use (re's cache), like the skills' triggers.
+_YES = r"^\s*(y|yes|yep|ok|okay|sure|confirm|correct|是|是的|对|对的|好|好的|确认|没错|可以)\s*[.!。！]*\s*$"
+_NO = r"^\s*(n|no|nope|wrong|不|不是|不对|错了|重来|重新)\s*[.!。！]*\s*$"
 
 _TEXT = {
     "ask_goal": ("What goal would you like to set? Tell me in one sentence.", "你想设定一个什么目标？用一句话告诉我吧。"),
@@ -72,9 +73,9 @@ class GoalSettingHandler:
             slots["deadline"] = _slot(text)
             return WorkflowTransition(_say("confirm", chinese, **slots), CONFIRM, slots)
         if session.step == CONFIRM:
-            if _YES.match(text):
+            if re.match(_YES, text, re.IGNORECASE):
                 return WorkflowTransition(_say("summary", chinese, **slots), DONE, slots, finished=True)
-            if _NO.match(text):
+            if re.match(_NO, text, re.IGNORECASE):
                 return WorkflowTransition(_say("restart", chinese), ASK_GOAL, {LANG: slots.get(LANG, "en")})
             return WorkflowTransition(_say("confirm_again", chinese, **slots), CONFIRM, slots)
         # An unknown step (a definition changed under a live session): start again rather than guess.

@@ -8,7 +8,8 @@ never cut mid-sentence. Without an active memory:read grant nothing is read.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from skillcore.memory.models import MemoryItem
 from skillcore.model.port import BlockKind, SystemBlock
@@ -24,8 +25,7 @@ INSTRUCTION = (
 )
 
 
-@dataclass(frozen=True)
-class ContextSkillDefinition:
+class ContextSkillDefinition(Struct, frozen=True):
     """A prompt skill that shapes every model reply with data it reads under its own permission."""
 
     manifest: SkillManifest

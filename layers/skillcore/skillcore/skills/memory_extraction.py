@@ -6,7 +6,7 @@ allowlist of tools a run may use; a job's `config.tools` is intersected with it 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from msgspec import Struct
 
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel, SkillKind, SkillManifest
 from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE, AutomationTool
@@ -23,8 +23,7 @@ DEFAULT_PROMPT = (
 )
 
 
-@dataclass(frozen=True)
-class AutomationSkillDefinition:
+class AutomationSkillDefinition(Struct, frozen=True):
     manifest: SkillManifest
     allowlist: tuple[AutomationTool, ...]
 

@@ -9,9 +9,9 @@ writing the same fact twice (or retrying a run) updates one memory instead of ad
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
+from msgspec import Struct
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skillcore.memory.models import CONTENT_MAX, TITLE_MAX
@@ -53,8 +53,7 @@ class MemoryForgetOutput(BaseModel):
     forgotten: bool
 
 
-@dataclass(frozen=True)
-class AutomationTool:
+class AutomationTool(Struct, frozen=True):
     """A tool an automation run may offer the model. `tool_id` is the name the model calls."""
 
     tool_id: str

@@ -7,9 +7,9 @@ capabilities already bound to the run's owner and agent, never a database client
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from typing import Any
 
+from msgspec import Struct
 from pydantic import BaseModel
 
 from skillcore.memory.models import MemoryItem
@@ -23,8 +23,7 @@ MAX_TIMEOUT_MS = 30_000
 MIN_CALLS, MAX_CALLS = 1, 4
 
 
-@dataclass(frozen=True)
-class ToolPorts:
+class ToolPorts(Struct, frozen=True):
     """What a tool handler may touch, bound by the runner to one owner and one agent."""
 
     list_active_memories: Callable[[], list[MemoryItem]]
@@ -34,16 +33,18 @@ class ToolPorts:
     forget_memory: Callable[[str, str | None], MemoryItem | None] | None = None
 
 
-@dataclass(frozen=True)
-class ToolRequest:
+class ToolRequest(Struct, frozen=True):
     """What buildInput sees: the user's words and how the selector matched them."""
 
     text: str
     match: Match
 
 
-@dataclass(frozen=True)
-class ToolSkillDefinition:
+def _no_results(_output: Any) -> int:
+    return 0
+
+
+class ToolSkillDefinition(Struct, frozen=True):
     manifest: SkillManifest
     tool_id: str
     timeout_ms: int
@@ -55,7 +56,7 @@ class ToolSkillDefinition:
     execute: Callable[[Any, ToolPorts], Any]
     build_system_instruction: Callable[[Any], SystemBlock]
     description: str = ""
-    result_count: Callable[[Any], int] = field(default=lambda _output: 0)
+    result_count: Callable[[Any], int] = _no_results
 
     kind = SkillKind.TOOL
 

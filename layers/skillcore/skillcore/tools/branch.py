@@ -7,7 +7,8 @@ trigger, conversation kind, skill enabled). Whether it may run is the runner's P
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+
+from msgspec.structs import replace
 
 from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.executor.selection import select_tool

@@ -16,11 +16,11 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Protocol
 
+from msgspec import Struct
 from pydantic import BaseModel, ValidationError
 
 from skillcore import faults
@@ -57,8 +57,7 @@ class ToolStatus(StrEnum):
     FAILED = "failed"
 
 
-@dataclass(frozen=True)
-class ToolCallContext:
+class ToolCallContext(Struct, frozen=True):
     user_id: str
     agent_id: str
     conversation_id: str
@@ -67,15 +66,14 @@ class ToolCallContext:
     calls_so_far: int = 0
 
 
-@dataclass(frozen=True)
-class ToolOutcome:
+class ToolOutcome(Struct, frozen=True):
     status: ToolStatus
     decision: PolicyDecision | None
     output: BaseModel | None = None
     error_code: str | None = None
     duration_ms: int = 0
     writes: tuple[dict[str, Any], ...] = ()
-    audit: tuple[AuditEvent, ...] = field(default=())
+    audit: tuple[AuditEvent, ...] = ()
     idempotency_key: str | None = None
 
 

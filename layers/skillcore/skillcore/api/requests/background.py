@@ -1,0 +1,19 @@
+"""Request models of the background job routes."""
+
+from __future__ import annotations
+
+from pydantic import AwareDatetime, Field
+
+from skillcore.api.requests import Id, Paging, Strict
+from skillcore.background.lifecycle import JobStatus
+
+
+class CreateBackgroundJob(Strict):
+    skill_id: str = Field(min_length=1, max_length=64)
+    agent_id: Id
+    run_at: AwareDatetime
+    note: str = Field(default="", max_length=500)
+
+
+class JobQuery(Paging):
+    status: JobStatus | None = None

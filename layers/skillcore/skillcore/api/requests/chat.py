@@ -1,0 +1,15 @@
+"""The chat turn's request model."""
+
+from __future__ import annotations
+
+from pydantic import Field, field_validator
+
+from skillcore.api.requests import Id, Strict, not_blank
+
+
+class PostMessage(Strict):
+    client_message_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
+    text: str = Field(min_length=1, max_length=4000)
+    agent_id: Id | None = None
+
+    _text = field_validator("text")(not_blank)
