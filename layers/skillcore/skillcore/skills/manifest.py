@@ -5,13 +5,17 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
-# semver.org's reference expression (major.minor.patch, optional pre-release and build metadata).
+_SKILL_ID = r"[a-z][a-z0-9-]{1,62}[a-z0-9]"
+_CODE = r"[a-z_]+:[a-z_]+"
+# semver.org's reference expression (major.minor.patch, optional pre-release and build metadata), used with
+# fullmatch.
 _SEMVER = re.compile(
-    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?"
-    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$"
+    r"(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?"
 )
 
 
@@ -44,39 +48,51 @@ class ConversationScope(StrEnum):
     ANY = "any"
 
 
-class PermissionRequirement(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-    code: str = Field(pattern=r"^[a-z_]+:[a-z_]+$")
+class PermissionRequirement(Struct, frozen=True, kw_only=True):
+    code: str
     risk_level: RiskLevel
     approval_mode: ApprovalMode
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.code, str) or not re.fullmatch(_CODE, self.code):
+            raise ValueError(f"permission code {self.code!r} must be resource:action in lower case")
+        force_setattr(self, "risk_level", RiskLevel(self.risk_level))
+        force_setattr(self, "approval_mode", ApprovalMode(self.approval_mode))
 
-class SkillManifest(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
 
-    skill_id: str = Field(pattern=r"^[a-z][a-z0-9-]{1,62}[a-z0-9]$")
+class SkillManifest(Struct, frozen=True, kw_only=True):
+    """Checked when built, so a bad built-in manifest fails the import (and the tests) with its field named.
+
+    A Struct with explicit checks rather than a pydantic model: manifests are code, not input, and every
+    function builds all of them at import, where a pydantic model would also build its validator.
+    """
+
+    skill_id: str
     version: str
     kind: SkillKind
-    name: str = Field(min_length=1, max_length=60)
-    description: str = Field(min_length=1, max_length=300)
+    name: str
+    description: str
     permissions: tuple[PermissionRequirement, ...] = ()
     scope: ConversationScope = ConversationScope.ANY
 
-    @field_validator("version")
-    @classmethod
-    def _semver(cls, value: str) -> str:
-        if not _SEMVER.match(value):
-            raise ValueError(f"version {value!r} is not semver")
-        return value
-
-    @field_validator("permissions")
-    @classmethod
-    def _unique_codes(cls, value: tuple[PermissionRequirement, ...]) -> tuple[PermissionRequirement, ...]:
-        codes = [p.code for p in value]
+    def __post_init__(self) -> None:
+        if not isinstance(self.skill_id, str) or not re.fullmatch(_SKILL_ID, self.skill_id):
+            raise ValueError(f"skill_id {self.skill_id!r} must be 3-64 of a-z, 0-9 and -, starting with a letter")
+        if not isinstance(self.version, str) or not _SEMVER.fullmatch(self.version):
+            raise ValueError(f"version {self.version!r} is not semver")
+        force_setattr(self, "kind", SkillKind(self.kind))
+        force_setattr(self, "scope", ConversationScope(self.scope))
+        for field, longest in (("name", 60), ("description", 300)):
+            value = getattr(self, field)
+            if not isinstance(value, str) or not 1 <= len(value) <= longest:
+                raise ValueError(f"{field} must be a string of 1 to {longest} characters")
+        permissions = tuple(self.permissions)
+        if not all(isinstance(p, PermissionRequirement) for p in permissions):
+            raise ValueError("permissions must be PermissionRequirement values")
+        codes = [p.code for p in permissions]
         if len(codes) != len(set(codes)):
             raise ValueError("permission codes must be unique")
-        return value
+        force_setattr(self, "permissions", permissions)
 
     @property
     def key(self) -> str:
