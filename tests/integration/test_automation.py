@@ -85,8 +85,11 @@ def test_create_patch_pause_delete_and_validation(fns):
     for change, status_code, code in bad:
         status, body = invoke(rpc, load_event("rpc_create_automation_job.json", body=base | change))
         assert (status, body["error"]["code"]) == (status_code, code), change
-    status, body = invoke(rpc, load_event("rpc_create_automation_job.json", body=base | {"weekday": 3}))
-    assert status == 422
+    for change, message in (({"weekday": 3}, "a daily schedule takes no weekday"),
+                            ({"scheduleType": "weekly"}, "a weekly schedule needs a weekday (1 = Monday .. 7 = Sunday)")):
+        status, body = invoke(rpc, load_event("rpc_create_automation_job.json", body=base | change))
+        assert (status, body["error"]["code"]) == (422, "validation_error"), change
+        assert body["error"]["details"]["errors"] == [{"path": "weekday", "message": message}]
     status, _ = invoke(rpc, load_event("rpc_delete_automation_job.json", path_ids=path))
     assert status == 204
     status, _ = invoke(rpc, load_event("rpc_get_automation_job.json", path_ids=path))

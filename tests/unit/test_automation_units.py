@@ -43,8 +43,27 @@ def test_config_rejects(config):
 def test_config_accepts_the_default_shape():
     body = AutomationConfigBody.model_validate({"prompt": "提取记忆", "tools": ["memory_write", "memory_forget"]})
     assert AutomationConfig(prompt=body.prompt, tools=tuple(body.tools)).tools == ("memory_write", "memory_forget")
-    with pytest.raises(ValidationError):
+    with pytest.raises(TypeError, match="Unexpected keyword argument 'extra'"):
         AutomationConfig(prompt="p", tools=(), extra=1)  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"prompt": "", "tools": ()}, "automation prompt must be 1 to 2000 characters"),
+        ({"prompt": "x" * 2001, "tools": ()}, "automation prompt must be 1 to 2000 characters"),
+        ({"prompt": "p", "tools": "memory_write"}, "automation tools must be a list of at most 8"),
+        ({"prompt": "p", "tools": ("t",) * 9}, "automation tools must be a list of at most 8"),
+        ({"prompt": "p", "tools": (1,)}, "automation tools must be a list of at most 8"),
+    ],
+)
+def test_the_stored_config_checks_itself(config: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        AutomationConfig(**config)
+
+
+def test_a_stored_config_read_back_as_lists_becomes_tuples() -> None:
+    assert AutomationConfig(prompt="p", tools=["memory_write"]).tools == ("memory_write",)  # type: ignore[arg-type]
 
 
 def test_unknown_tools_are_not_registered_and_the_allowlist_is_a_subset():

@@ -220,7 +220,7 @@ def test_a_session_whose_skill_is_unavailable_is_ended(session: WorkflowSession,
     # Ended, so that re-enabling the skill later does not resume the stale step.
     assert result.kind is RunKind.PLAIN
     assert result.session_write == SessionWrite(
-        session.model_copy(update={"status": SessionStatus.CANCELLED, "revision": 5, "updated_at": NOW}),
+        replace(session, status=SessionStatus.CANCELLED, revision=5, updated_at=NOW),
         previous_revision=4,
     )
 

@@ -22,10 +22,10 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pydantic import ValidationError
 
 from skillcore.automation.schedule import (
     Schedule,
+    ScheduleError,
     ScheduleType,
     latest_slot_at_or_before,
     local_day,
@@ -340,8 +340,9 @@ def test_naive_datetimes_are_refused() -> None:
     "local_time", ["24:00", "9:00", "10:60", "10:00:00", " 10:00", "10:00\n", "١٠:٠٠", ""]
 )
 def test_bad_local_time_is_rejected(local_time: str) -> None:
-    with pytest.raises(ValidationError):
+    with pytest.raises(ScheduleError, match="local time must be HH:MM") as raised:
         daily(local_time, "Asia/Shanghai")
+    assert raised.value.field == "local_time"
 
 
 @pytest.mark.parametrize("local_time", ["00:00", "09:05", "23:59"])
@@ -351,16 +352,17 @@ def test_good_local_time_is_accepted(local_time: str) -> None:
 
 def parse(**fields: object) -> Schedule:
     """A schedule from raw input, as the API hands it over."""
-    return Schedule.model_validate({"local_time": "10:00", "timezone": "Asia/Shanghai", **fields})
+    return Schedule(**{"local_time": "10:00", "timezone": "Asia/Shanghai", **fields})  # type: ignore[arg-type]
 
 
 def test_weekday_only_on_weekly() -> None:
-    with pytest.raises(ValidationError, match="daily schedule takes no weekday"):
+    with pytest.raises(ScheduleError, match="daily schedule takes no weekday"):
         parse(schedule_type="daily", weekday=1)
-    with pytest.raises(ValidationError, match="needs a weekday"):
+    with pytest.raises(ScheduleError, match="needs a weekday") as raised:
         parse(schedule_type="weekly")
-    for bad in (0, 8, True, "3"):
-        with pytest.raises(ValidationError):
+    assert raised.value.field == "weekday"
+    for bad in (0, 8, True, "3", 3.0):
+        with pytest.raises(ScheduleError, match="weekday must be an integer from 1"):
             parse(schedule_type="weekly", weekday=bad)
     assert parse(schedule_type="weekly", weekday=7).weekday == 7
 
@@ -373,11 +375,11 @@ def test_unknown_zone_is_rejected(timezone: str) -> None:
 
 def test_schedule_is_frozen_and_closed() -> None:
     schedule = daily("10:00", "Asia/Shanghai")
-    with pytest.raises(ValidationError):
+    with pytest.raises(AttributeError):
         setattr(schedule, "local_time", "11:00")  # noqa: B010 - the assignment itself is under test
-    with pytest.raises(ValidationError):
+    with pytest.raises(TypeError, match="Unexpected keyword argument 'cron'"):
         parse(schedule_type="daily", cron="* * * * *")
-    with pytest.raises(ValidationError):
+    with pytest.raises(ScheduleError, match="schedule type must be daily or weekly"):
         parse(schedule_type="hourly")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from pydantic.alias_generators import to_camel
 
 from skillcore.clock import to_api_time
@@ -111,7 +112,7 @@ def audit_event(e: AuditEvent) -> dict[str, Any]:
     body: dict[str, Any] = {
         "eventId": e.event_id, "at": _time(e.at), "skillId": e.skill_id, "skillVersion": e.skill_version,
         "action": e.action.value, "decision": e.decision.value,
-        "metadata": {to_camel(k): v for k, v in e.metadata.model_dump(mode="json", exclude_none=True).items() if v != []},
+        "metadata": {to_camel(k): v for k, v in msgspec.to_builtins(e.metadata).items()},  # set fields only
     }
     if e.scope:
         body["scope"] = scope(e.scope)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
 PROMPT_MAX = 2000
+MAX_TOOLS = 8
 
 
 class AutomationStatus(StrEnum):
@@ -22,17 +24,23 @@ class RunStatus(StrEnum):
     SKIPPED = "skipped"
 
 
-class AutomationConfig(BaseModel):
-    """How a job runs: the hidden prompt and the tools it may use. Nothing else (`extra="forbid"`)."""
+class AutomationConfig(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How a job runs: the hidden prompt and the tools it may use. Nothing else (unknown fields are a
+    TypeError). Checked on construction."""
 
-    model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
+    prompt: str
+    tools: tuple[str, ...]
 
-    prompt: str = Field(min_length=1, max_length=PROMPT_MAX)
-    tools: tuple[str, ...] = Field(max_length=8)
+    def __post_init__(self) -> None:
+        if not isinstance(self.prompt, str) or not 1 <= len(self.prompt) <= PROMPT_MAX:
+            raise ValueError(f"automation prompt must be 1 to {PROMPT_MAX} characters")
+        if isinstance(self.tools, str) or not all(isinstance(t, str) for t in self.tools) or len(self.tools) > MAX_TOOLS:
+            raise ValueError(f"automation tools must be a list of at most {MAX_TOOLS} tool names")
+        force_setattr(self, "tools", tuple(self.tools))  # items come back from DynamoDB as lists
 
 
-class AutomationJob(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class AutomationJob(Struct, frozen=True, kw_only=True):
+    """Built by the automation store from its items, with explicit conversions."""
 
     job_id: str
     user_id: str
@@ -56,8 +64,7 @@ class AutomationJob(BaseModel):
     updated_at: datetime
 
 
-class AutomationRun(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class AutomationRun(Struct, frozen=True, kw_only=True):
 
     job_id: str
     run_id: str

@@ -23,6 +23,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 from msgspec import Struct, field
+from msgspec.structs import replace
 
 from skillcore.automation.models import AutomationJob, AutomationRun, AutomationStatus, RunStatus
 from skillcore.automation.schedule import Schedule, ScheduleType, latest_slot_at_or_before, next_run
@@ -144,10 +145,8 @@ class AutomationRunner:
         else:
             due = next_run(schedule, job.current_slot) if job.current_slot else job.next_run_at
             slot, attempts = latest_slot_at_or_before(schedule, min(due, now), now), 1
-        claimed = job.model_copy(update={
-            "current_slot": slot, "slot_attempts": attempts, "next_run_at": now + LEASE,
-            "revision": job.revision + 1, "updated_at": now,
-        })
+        claimed = replace(job, current_slot=slot, slot_attempts=attempts, next_run_at=now + LEASE,
+                          revision=job.revision + 1, updated_at=now)
         try:
             self._db.client.put_item(**store.replace_job_op(self._db, claimed, expected_revision=job.revision)["Put"])
         except ClientError as error:
@@ -182,12 +181,13 @@ class AutomationRunner:
             outcome.status is RunStatus.FAILED and outcome.transient
             and job.slot_attempts < MAX_SLOT_ATTEMPTS and retry_at < regular_next
         )
-        updated = job.model_copy(update={
-            "next_run_at": retry_at if keep_slot else regular_next,
-            "current_slot": slot if keep_slot else None,
-            "slot_attempts": job.slot_attempts if keep_slot else 0,
-            "last_run_at": now, "last_run_status": outcome.status, "revision": job.revision + 1, "updated_at": now,
-        })
+        updated = replace(
+            job,
+            next_run_at=retry_at if keep_slot else regular_next,
+            current_slot=slot if keep_slot else None,
+            slot_attempts=job.slot_attempts if keep_slot else 0,
+            last_run_at=now, last_run_status=outcome.status, revision=job.revision + 1, updated_at=now,
+        )
         run = AutomationRun(
             job_id=job.job_id, run_id=stable_id(job.job_id, to_sort_time(slot)), scheduled_slot=slot,
             status=outcome.status, error_code=outcome.error_code, conversation_ids=tuple(outcome.conversation_ids),

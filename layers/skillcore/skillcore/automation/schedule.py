@@ -37,11 +37,12 @@ Slots are whole UTC minutes (tzinfo=UTC): wall times are HH:MM and every offset 
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from enum import StrEnum
-from typing import Self
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
 from skillcore.timezones import valid_timezone, zone
 
@@ -59,30 +60,39 @@ class ScheduleType(StrEnum):
     WEEKLY = "weekly"
 
 
-class Schedule(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
+class ScheduleError(ValueError):
+    """A schedule rule broken by one field (named as in the model, for the API's error paths)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+class Schedule(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """Checked on construction; raises ScheduleError naming the field."""
 
     schedule_type: ScheduleType
-    # [0-9] rather than \d: the pattern engine's \d also accepts non-ASCII digits.
-    local_time: str = Field(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")
-    # ISO weekday, Monday = 1. Strict, so that True or "3" is not silently read as a day.
-    weekday: int | None = Field(default=None, ge=1, le=7, strict=True)
+    local_time: str  # HH:MM, 24-hour
+    weekday: int | None = None  # ISO weekday, Monday = 1
     timezone: str
 
-    @field_validator("timezone")
-    @classmethod
-    def _known_zone(cls, value: str) -> str:
-        if not valid_timezone(value):
-            raise ValueError("timezone must be an IANA time zone name")
-        return value
-
-    @model_validator(mode="after")
-    def _weekday_matches_type(self) -> Self:
+    def __post_init__(self) -> None:
+        try:
+            force_setattr(self, "schedule_type", ScheduleType(self.schedule_type))
+        except ValueError:
+            raise ScheduleError("schedule_type", "schedule type must be daily or weekly") from None
+        # [0-9] rather than \d, which also accepts non-ASCII digits; fullmatch, so no trailing newline.
+        if not isinstance(self.local_time, str) or not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", self.local_time):
+            raise ScheduleError("local_time", "local time must be HH:MM, 00:00 to 23:59")
+        # Exactly an int, so that True or "3" is not silently read as a day.
+        if self.weekday is not None and (type(self.weekday) is not int or not 1 <= self.weekday <= 7):
+            raise ScheduleError("weekday", "weekday must be an integer from 1 (Monday) to 7 (Sunday)")
+        if not isinstance(self.timezone, str) or not valid_timezone(self.timezone):
+            raise ScheduleError("timezone", "timezone must be an IANA time zone name")
         if self.schedule_type is ScheduleType.WEEKLY and self.weekday is None:
-            raise ValueError("a weekly schedule needs a weekday (1 = Monday .. 7 = Sunday)")
+            raise ScheduleError("weekday", "a weekly schedule needs a weekday (1 = Monday .. 7 = Sunday)")
         if self.schedule_type is ScheduleType.DAILY and self.weekday is not None:
-            raise ValueError("a daily schedule takes no weekday")
-        return self
+            raise ScheduleError("weekday", "a daily schedule takes no weekday")
 
     @property
     def time_of_day(self) -> time:

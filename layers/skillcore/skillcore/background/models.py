@@ -5,13 +5,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from msgspec import Struct
 
 from skillcore.background.lifecycle import JobStatus
 
 
-class BackgroundJob(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class BackgroundJob(Struct, frozen=True, kw_only=True):
+    """Built by the jobs store from its items, with explicit conversions."""
 
     job_id: str
     user_id: str

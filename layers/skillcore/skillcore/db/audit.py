@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+import msgspec
+
 from skillcore.clock import parse_time, to_api_time
 from skillcore.db.dynamo import Db, query_page, to_item
 from skillcore.policy.audit import AuditEvent, AuditMetadata
@@ -28,10 +30,10 @@ def to_audit_item(event: AuditEvent) -> dict[str, Any]:
         "skillVersion": event.skill_version,
         "action": event.action.value,
         "decision": event.decision.value,
-        "scope": event.scope.model_dump(mode="json", exclude_none=True) if event.scope else None,
+        "scope": msgspec.to_builtins(event.scope) if event.scope else None,
         "targetId": event.target_id,
         "reason": event.reason,
-        "metadata": event.metadata.model_dump(mode="json", exclude_none=True, exclude_defaults=True),
+        "metadata": msgspec.to_builtins(event.metadata),  # unset fields are omitted (omit_defaults)
         "expiresAt": int((event.at + timedelta(days=AUDIT_TTL_DAYS)).timestamp()),
     })
 

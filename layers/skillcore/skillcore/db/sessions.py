@@ -12,7 +12,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from msgspec import Struct
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.db.dynamo import Db, key, to_item
@@ -27,8 +27,7 @@ class SessionStatus(StrEnum):
     CANCELLED = "cancelled"
 
 
-class WorkflowSession(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class WorkflowSession(Struct, frozen=True, kw_only=True):
 
     conversation_id: str
     session_id: str

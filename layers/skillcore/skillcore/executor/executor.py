@@ -63,9 +63,8 @@ class Executor:
         if result.session_write is None and ctx.session is not None and ctx.session.active:
             # The live session's skill was disabled or withdrawn: end it, so that re-enabling the skill
             # later does not resume a stale step.
-            ended = ctx.session.model_copy(update={
-                "status": SessionStatus.CANCELLED, "revision": ctx.session.revision + 1, "updated_at": ctx.now,
-            })
+            ended = replace(ctx.session, status=SessionStatus.CANCELLED, revision=ctx.session.revision + 1,
+                            updated_at=ctx.now)
             result = replace(result, session_write=SessionWrite(ended, ctx.session.revision))
         return result
 
@@ -121,10 +120,8 @@ class Executor:
             )
             write = SessionWrite(session, stale.revision if stale else None)
         else:
-            session = previous.model_copy(update={
-                "status": status, "step": transition.step, "slots": transition.slots,
-                "revision": previous.revision + 1, "updated_at": ctx.now,
-            })
+            session = replace(previous, status=status, step=transition.step, slots=transition.slots,
+                              revision=previous.revision + 1, updated_at=ctx.now)
             write = SessionWrite(session, previous.revision)
         return TurnResult(
             reply=transition.reply, kind=RunKind.WORKFLOW, outcome=RunOutcome.SUCCEEDED,

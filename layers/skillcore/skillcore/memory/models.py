@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, Field
+from msgspec import Struct
 
 TITLE_MAX = 80
 CONTENT_MAX = 1000
@@ -21,16 +21,25 @@ class MemorySource(StrEnum):
     AUTOMATION = "automation"
 
 
-class MemoryItem(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class MemoryItem(Struct, frozen=True, kw_only=True):
+    """Its writers validate their input first (request bodies, tool input); the bounds are checked again here
+    so that no path can store an empty, oversized or unranked memory."""
 
     memory_id: str
     user_id: str
     agent_id: str
-    title: str = Field(min_length=1, max_length=TITLE_MAX)
-    content: str = Field(min_length=1, max_length=CONTENT_MAX)
-    importance: int = Field(ge=1, le=5)
+    title: str
+    content: str
+    importance: int
     status: MemoryStatus
     source: MemorySource
     created_at: datetime
     updated_at: datetime
+
+    def __post_init__(self) -> None:
+        for name, longest in (("title", TITLE_MAX), ("content", CONTENT_MAX)):
+            value = getattr(self, name)
+            if not isinstance(value, str) or not 1 <= len(value) <= longest:
+                raise ValueError(f"memory {name} must be 1 to {longest} characters")
+        if isinstance(self.importance, bool) or not isinstance(self.importance, int) or not 1 <= self.importance <= 5:
+            raise ValueError("memory importance must be an integer from 1 to 5")

@@ -8,23 +8,20 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from msgspec import Struct, field
+from msgspec.structs import force_setattr
 
 from skillcore.policy.grants import GrantScope
 
 # An identifier or code: letters, digits and a few separators, no spaces, at most 128 characters.
-Code = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}$")]
-Digest = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
-
-_CODE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}$")
+_CODE = re.compile(r"[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}")
 
 
 def audit_code(value: str) -> str:
     """`value` if it is a code; otherwise a fixed placeholder, so untrusted names (a model's tool call)
     never carry free text into the audit."""
-    return value if _CODE.match(value) else "invalid_name"
+    return value if _CODE.fullmatch(value) else "invalid_name"
 
 
 class AuditAction(StrEnum):
@@ -48,38 +45,77 @@ class Decision(StrEnum):
     CANCELLED = "cancelled"
 
 
-class AuditMetadata(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True, extra="forbid")
-
-    permission_codes: tuple[Code, ...] = ()
-    missing_permissions: tuple[Code, ...] = ()
-    matched_grant_ids: tuple[Code, ...] = ()
-    tool_id: Code | None = None
-    idempotency_key: Digest | None = None
-    input_sha256: Digest | None = None
-    error_code: Code | None = None
-    duration_ms: int | None = Field(default=None, ge=0)
-    attempt: int | None = Field(default=None, ge=0)
-    call_index: int | None = Field(default=None, ge=0)
-    results: int | None = Field(default=None, ge=0)
-    conversation_id: Code | None = None
-    source_message_id: Code | None = None
-    job_id: Code | None = None
-    run_id: Code | None = None
-    tools: tuple[Code, ...] = ()
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+_CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools")
+_CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id")
+_DIGESTS = ("idempotency_key", "input_sha256")
+_COUNTS = ("duration_ms", "attempt", "call_index", "results")
 
 
-class AuditEvent(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+def _check_code(name: str, value: object) -> None:
+    if not isinstance(value, str) or not _CODE.fullmatch(value):
+        raise ValueError(f"audit {name} must be an identifier or code (no spaces, at most 128 characters)")
 
+
+class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbid_unknown_fields=True):
+    """Checked on construction, field by field: a string that is not a code or a digest is refused."""
+
+    permission_codes: tuple[str, ...] = ()
+    missing_permissions: tuple[str, ...] = ()
+    matched_grant_ids: tuple[str, ...] = ()
+    tool_id: str | None = None
+    idempotency_key: str | None = None
+    input_sha256: str | None = None
+    error_code: str | None = None
+    duration_ms: int | None = None
+    attempt: int | None = None
+    call_index: int | None = None
+    results: int | None = None
+    conversation_id: str | None = None
+    source_message_id: str | None = None
+    job_id: str | None = None
+    run_id: str | None = None
+    tools: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in _CODE_LISTS:
+            values = getattr(self, name)
+            if isinstance(values, str) or not isinstance(values, tuple | list):
+                raise ValueError(f"audit {name} must be a list of codes")
+            for value in values:
+                _check_code(name, value)
+            force_setattr(self, name, tuple(values))  # items come back from DynamoDB as lists
+        for name in _CODES:
+            if (value := getattr(self, name)) is not None:
+                _check_code(name, value)
+        for name in _DIGESTS:
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not _DIGEST.fullmatch(value)):
+                raise ValueError(f"audit {name} must be a SHA-256 hex digest")
+        for name in _COUNTS:
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+                raise ValueError(f"audit {name} must be a count (an integer >= 0)")
+
+
+class AuditEvent(Struct, frozen=True, kw_only=True):
     event_id: str
     user_id: str
     at: datetime
-    skill_id: Code
-    skill_version: Code
+    skill_id: str
+    skill_version: str
     action: AuditAction
     decision: Decision
     scope: GrantScope | None = None
-    target_id: Code | None = None
-    reason: Code | None = None
-    metadata: AuditMetadata = Field(default_factory=AuditMetadata)
+    target_id: str | None = None
+    reason: str | None = None
+    metadata: AuditMetadata = field(default_factory=AuditMetadata)
+
+    def __post_init__(self) -> None:
+        force_setattr(self, "action", AuditAction(self.action))  # items carry the plain strings
+        force_setattr(self, "decision", Decision(self.decision))
+        for name in ("skill_id", "skill_version"):
+            _check_code(name, getattr(self, name))
+        for name in ("target_id", "reason"):
+            if (value := getattr(self, name)) is not None:
+                _check_code(name, value)

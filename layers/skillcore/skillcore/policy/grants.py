@@ -10,7 +10,8 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from msgspec import Struct
+from msgspec.structs import force_setattr
 
 
 class ScopeType(StrEnum):
@@ -18,17 +19,14 @@ class ScopeType(StrEnum):
     AGENT = "agent"
 
 
-class GrantScope(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
-
+class GrantScope(Struct, frozen=True, kw_only=True, omit_defaults=True):
     type: ScopeType
     agent_id: str | None = None
 
-    @model_validator(mode="after")
-    def _agent_only_for_agent_scope(self) -> GrantScope:
+    def __post_init__(self) -> None:
+        force_setattr(self, "type", ScopeType(self.type))  # items and request bodies carry the plain string
         if (self.type is ScopeType.AGENT) != (self.agent_id is not None):
             raise ValueError("an agent scope names exactly one agent; a user scope names none")
-        return self
 
     @property
     def key(self) -> str:
@@ -48,8 +46,8 @@ class GrantStatus(StrEnum):
     REVOKED = "revoked"
 
 
-class PermissionGrant(BaseModel):
-    model_config = ConfigDict(defer_build=True, frozen=True)
+class PermissionGrant(Struct, frozen=True, kw_only=True):
+    """Built by the grants store from its items, with explicit conversions."""
 
     grant_id: str
     user_id: str

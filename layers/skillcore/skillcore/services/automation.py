@@ -7,10 +7,11 @@ from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import ClientError
-from pydantic import ValidationError
+from msgspec.structs import replace
+from pydantic.alias_generators import to_camel
 
 from skillcore.automation.models import AutomationConfig, AutomationJob, AutomationRun, AutomationStatus
-from skillcore.automation.schedule import Schedule, ScheduleType, next_run
+from skillcore.automation.schedule import Schedule, ScheduleError, ScheduleType, next_run
 from skillcore.db import agents as agent_store
 from skillcore.db import automation as store
 from skillcore.db import users
@@ -38,10 +39,9 @@ def _schedule(schedule_type: str, local_time: str, weekday: int | None, timezone
     try:
         return Schedule(schedule_type=ScheduleType(schedule_type), local_time=local_time, weekday=weekday,
                         timezone=timezone)
-    except (ValidationError, ValueError) as error:
-        errors = error.errors(include_input=False) if isinstance(error, ValidationError) else [{"loc": (), "msg": str(error)}]
+    except ScheduleError as error:
         raise RuleViolation("schedule is not valid", details={"errors": [
-            {"path": ".".join(str(p) for p in e["loc"]) or "schedule", "message": e["msg"]} for e in errors
+            {"path": to_camel(error.field), "message": str(error)}
         ]}) from error
 
 
@@ -105,14 +105,14 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
     job = owned_job(db, user_id, job_id)
     if "config" in changes:
         _check_tools(skills, changes["config"])
-    merged = job.model_copy(update={k: v for k, v in changes.items() if k != "weekday"})
+    merged = replace(job, **{k: v for k, v in changes.items() if k != "weekday"})
     weekday = changes.get("weekday", job.weekday)
     schedule = _schedule(merged.schedule_type, merged.local_time, weekday, merged.timezone)
-    updated = merged.model_copy(update={
-        "weekday": weekday, "next_run_at": next_run(schedule, now), "revision": job.revision + 1, "updated_at": now,
+    updated = replace(
+        merged, weekday=weekday, next_run_at=next_run(schedule, now), revision=job.revision + 1, updated_at=now,
         # A rescheduled or paused job abandons a slot it was retrying.
-        "current_slot": None, "slot_attempts": 0,
-    })
+        current_slot=None, slot_attempts=0,
+    )
     try:
         db.client.put_item(**store.replace_job_op(db, updated, expected_revision=job.revision)["Put"])
     except ClientError as error:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from botocore.exceptions import ClientError
+from msgspec.structs import replace
 from pydantic import ValidationError
 
 from skillcore.background.lifecycle import CANCELLABLE, JobStatus
@@ -121,6 +122,4 @@ def cancel_job(db: Db, user_id: str, job_id: str, now: datetime) -> BackgroundJo
         raise Conflict(f"a {current.status.value} job cannot be cancelled", code="job_not_cancellable",
                        details={"status": current.status.value}) from error
     # The transition succeeded on exactly this revision, so the new state is known without reading it.
-    return job.model_copy(update={
-        "status": JobStatus.CANCELLED, "revision": job.revision + 1, "updated_at": now, "completed_at": now,
-    })
+    return replace(job, status=JobStatus.CANCELLED, revision=job.revision + 1, updated_at=now, completed_at=now)

@@ -1,0 +1,85 @@
+"""The audit record holds no free text: every string field is a code or a digest, checked on construction."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from skillcore.db.audit import audit_from_item, to_audit_item
+from skillcore.db.dynamo import from_item
+from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
+from skillcore.policy.grants import GrantScope, ScopeType
+
+AT = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)
+DIGEST = "ab" * 32
+
+
+def event(**fields) -> AuditEvent:
+    values = {"event_id": "01JEVENT", "user_id": "u1", "at": AT, "skill_id": "memory-recall", "skill_version": "1.0.0",
+              "action": AuditAction.TOOL_EXECUTE, "decision": Decision.ALLOWED}
+    return AuditEvent(**values | fields)
+
+
+@pytest.mark.parametrize("name", ["tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id"])
+@pytest.mark.parametrize("text", ["I like green tea", "memory:read\n", "", "x" * 129, "记住我喜欢绿茶"])
+def test_code_fields_refuse_free_text(name: str, text: str) -> None:
+    with pytest.raises(ValueError, match=f"audit {name} must be an identifier or code"):
+        AuditMetadata(**{name: text})
+
+
+@pytest.mark.parametrize("name", ["permission_codes", "missing_permissions", "matched_grant_ids", "tools"])
+def test_code_lists_refuse_free_text_and_bare_strings(name: str) -> None:
+    with pytest.raises(ValueError, match=f"audit {name} must be an identifier or code"):
+        AuditMetadata(**{name: ("memory:read", "remember that I like tea")})
+    with pytest.raises(ValueError, match=f"audit {name} must be a list of codes"):
+        AuditMetadata(**{name: "memory:read"})
+
+
+@pytest.mark.parametrize("name", ["idempotency_key", "input_sha256"])
+def test_digests_are_sha256_hex(name: str) -> None:
+    assert getattr(AuditMetadata(**{name: DIGEST}), name) == DIGEST
+    with pytest.raises(ValueError, match=f"audit {name} must be a SHA-256 hex digest"):
+        AuditMetadata(**{name: "not a digest"})
+
+
+@pytest.mark.parametrize("name", ["duration_ms", "attempt", "call_index", "results"])
+@pytest.mark.parametrize("value", [-1, True, "3", 1.5])
+def test_counts_are_non_negative_integers(name: str, value: object) -> None:
+    with pytest.raises(ValueError, match=f"audit {name} must be a count"):
+        AuditMetadata(**{name: value})
+
+
+def test_unknown_metadata_fields_are_refused() -> None:
+    with pytest.raises(TypeError, match="Unexpected keyword argument 'note'"):
+        AuditMetadata(note="call mum")  # type: ignore[call-arg]
+
+
+def test_event_codes_and_enums_are_checked() -> None:
+    with pytest.raises(ValueError, match="audit reason must be an identifier or code"):
+        event(reason="the user said no")
+    with pytest.raises(ValueError, match="audit skill_id must be an identifier or code"):
+        event(skill_id="memory recall")
+    with pytest.raises(ValueError):
+        event(action="tool.delete")
+    assert event(action="tool.execute", decision="denied").decision is Decision.DENIED
+
+
+def test_round_trip_through_the_item_keeps_only_set_fields() -> None:
+    original = event(
+        scope=GrantScope.agent("a1"), target_id="tool-call-1", reason="missing_permission",
+        metadata=AuditMetadata(permission_codes=("memory:read",), input_sha256=DIGEST, duration_ms=0, attempt=1),
+    )
+    item = from_item(to_audit_item(original))
+    assert item["metadata"] == {"permission_codes": ["memory:read"], "input_sha256": DIGEST, "duration_ms": 0, "attempt": 1}
+    assert item["scope"] == {"type": "agent", "agent_id": "a1"}
+    restored = audit_from_item(item)
+    assert restored == original
+    assert restored.scope is not None and restored.scope.type is ScopeType.AGENT
+    assert isinstance(restored.metadata.permission_codes, tuple)
+
+
+def test_audit_code_replaces_anything_that_is_not_a_code() -> None:
+    assert audit_code("memory_recall") == "memory_recall"
+    assert audit_code("memory_recall\n") == "invalid_name"
+    assert audit_code("drop table; please") == "invalid_name"
