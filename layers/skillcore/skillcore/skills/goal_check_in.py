@@ -5,8 +5,6 @@ names neither the conversation nor the text. The message is a trusted template; 
 quoted inside it as content, never used as an instruction (no model is involved at all).
 """
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillcore.skills.background import BackgroundPorts, BackgroundSkillDefinition

@@ -1,7 +1,5 @@
 """memory-recall@1.0.0: the first tool skill. Reads the current agent's active memories, read only."""
 
-from __future__ import annotations
-
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillcore.memory.retrieval import MAX_RESULTS, rank

@@ -6,10 +6,8 @@ name another owner's memory. memory_write derives the memory id from owner, agen
 writing the same fact twice (or retrying a run) updates one memory instead of adding another.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Self
 
 from msgspec import Struct
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -40,7 +38,7 @@ class MemoryForgetInput(BaseModel):
     match: str | None = Field(default=None, min_length=1, max_length=200)
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> MemoryForgetInput:
+    def _exactly_one(self) -> Self:
         if (self.memory_id is None) == (self.match is None):
             raise ValueError("give exactly one of memory_id or match")
         return self

@@ -2,10 +2,9 @@
 
 This package holds the shared pieces; each route module imports only its own request models
 (`requests.core`, `.chat`, `.skills`, `.background`, `.automation`), so a function defines no more
-pydantic classes at cold start than its routes use.
+pydantic classes at cold start than its routes use. No `from __future__ import annotations` in these
+modules: with string annotations pydantic compiles each one when the class is defined.
 """
-
-from __future__ import annotations
 
 from typing import Annotated
 

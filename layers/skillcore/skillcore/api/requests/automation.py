@@ -1,7 +1,5 @@
 """Request models of the automation job routes."""
 
-from __future__ import annotations
-
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, field_validator

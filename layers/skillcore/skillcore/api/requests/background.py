@@ -1,7 +1,5 @@
 """Request models of the background job routes."""
 
-from __future__ import annotations
-
 from pydantic import AwareDatetime, Field
 
 from skillcore.api.requests import Id, Paging, Strict

@@ -1,7 +1,5 @@
 """The chat turn's request model."""
 
-from __future__ import annotations
-
 from pydantic import Field, field_validator
 
 from skillcore.api.requests import Id, Strict, not_blank

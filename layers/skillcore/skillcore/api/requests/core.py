@@ -1,7 +1,5 @@
 """Request models of the core routes: profile, agents, conversations, memories."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field, field_validator

@@ -1,7 +1,5 @@
 """Request models of the skill, permission and audit routes."""
 
-from __future__ import annotations
-
 from typing import Literal
 
 from pydantic import Field
