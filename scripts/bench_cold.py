@@ -1,7 +1,9 @@
 """Section 1: cold import of each function's handler module, in a fresh interpreter per measurement.
 
-Each sample is a new `python -I` process (the repo's .venv) with the handler environment (table names,
-SKILLS_MODEL=offline, dummy AWS credentials and region; no local endpoint, as deployed). The process puts
+Each sample is a new `python -I` process (the repo's .venv) with the handler environment as deployed:
+table names, SKILLS_MODEL=bedrock (the template's default, so the chat and scan functions create their
+Bedrock Runtime client at init, which needs no network), dummy AWS credentials and region, no local
+endpoint. The process puts
 the function's code directory and the layer on sys.path the way Lambda does (/var/task, /opt/python),
 then times from just before the import of `app.py` (loaded by path) to the module being ready. The
 baseline is a bare handler that imports aws_lambda_powertools' Logger and boto3 and creates a DynamoDB
@@ -50,6 +52,9 @@ PROBE = r"""
 import sys, time
 import importlib.util
 code_dir, layer_dir, path = sys.argv[1], sys.argv[2], sys.argv[3]
+if sys.argv[4:] == ["gc-running"]:  # for comparison only: the handler's GC pause made a no-op
+    import gc
+    gc.disable = gc.freeze = lambda: None
 sys.path[:0] = [code_dir, layer_dir]
 cpu_started = time.process_time()
 started = time.perf_counter()
@@ -75,6 +80,7 @@ def handler_env(home: str) -> dict[str, str]:
     env = function_env({name: logical for name, logical in table_env().items()}, "http://127.0.0.1:8000", base={})
     for local_only in ("SKILLS_DYNAMODB_ENDPOINT", "SKILLS_LOCAL"):
         env.pop(local_only, None)
+    env["SKILLS_MODEL"] = "bedrock"
     env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8",
                 "AWS_LAMBDA_FUNCTION_NAME": "bench", "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12"})
     return env
@@ -88,11 +94,11 @@ def handler_file(logical_id: str) -> tuple[Path, Path]:
 
 
 def sample(
-    code_dir: Path, path: Path, env: dict[str, str], *, importtime: bool = False
+    code_dir: Path, path: Path, env: dict[str, str], *, importtime: bool = False, gc_running: bool = False
 ) -> tuple[float, float, int, str]:
     """(wall ms, CPU ms, modules loaded, stderr) of one import in a new interpreter."""
     command = [python(), "-I", *(["-X", "importtime"] if importtime else []), "-c", PROBE,
-               str(code_dir), str(LAYER_DIR), str(path)]
+               str(code_dir), str(LAYER_DIR), str(path), *(["gc-running"] if gc_running else [])]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, cwd=str(ROOT))
     if done.returncode != 0:
         raise RuntimeError(f"importing {path} failed:\n{done.stderr[-3000:]}")
@@ -164,6 +170,16 @@ def run(report: Report, *, quick: bool) -> dict[str, Any]:
                                      (pair_bare[name], bare_ms), (pair_bare_cpu[name], bare_cpu_ms),
                                      (samples[name], millis), (cpu[name], cpu_ms)):
                     store.append(value)
+        # The same pairs with the handlers' init-time GC pause disabled, to show what the pause is worth.
+        running: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
+        running_ratio: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
+        for _ in range(max(3, runs // 2)):
+            for name in FUNCTIONS:
+                code_dir, path = targets[name]
+                bare_ms = sample(bare_code, bare_path, env)[0]
+                millis = sample(code_dir, path, env, gc_running=True)[0]
+                running[name].append(millis)
+                running_ratio[name].append(millis / bare_ms)
         logs = {name: parse_importtime(sample(code_dir, path, env, importtime=True)[3])
                 for name, (code_dir, path) in targets.items()}
         packages = {name: by_package(rows) for name, rows in logs.items()}
@@ -186,6 +202,11 @@ def run(report: Report, *, quick: bool) -> dict[str, Any]:
                 " the CPU-time ratio is the same over process CPU time; the ratio of the two medians is shown"
                 " for comparison)")
 
+    report.line("  the handlers pause the cyclic garbage collector during init (functions/*/app.py); the same"
+                " pairs with the pause made a no-op:")
+    for name in FUNCTIONS:
+        report.line(f"    {name}: median {median(running[name]):.0f} ms, ratio {median(running_ratio[name]):.2f}"
+                    f" (the pause saves about {median(running[name]) - median(samples[name]):.0f} ms)")
     report.line()
     report.line("  where the import time goes (-X importtime, one run each, which itself slows imports down):")
     report.line("  first import of the heavy packages, cumulative ms (includes whatever they import first):")
