@@ -13,6 +13,7 @@ The ratio is taken in pairs: each round imports, for each function, the bare han
 function back to back, and the verdict is the median over rounds of function / bare. A shared or throttled machine changes speed
 over seconds (the bare handler alone was seen to vary from 245 to 372 ms within one run); a ratio of two
 medians taken over different moments mixes those states, a ratio within a pair mostly does not.
+A reference handler (the bare one plus pydantic and one model) shows the floor pydantic alone sets.
 A `-X importtime` run per module then says where the time goes, by top-level package.
 """
 
@@ -46,6 +47,17 @@ client = boto3.client("dynamodb")
 
 def lambda_handler(event, context):
     return {"statusCode": 200}
+'''
+
+# The same plus what any pydantic model costs at import: the floor under every function's ratio.
+PYDANTIC_HANDLER = BARE_HANDLER + '''
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
+    text: str = Field(min_length=1)
 '''
 
 PROBE = r"""
@@ -150,36 +162,38 @@ def run(report: Report, *, quick: bool) -> dict[str, Any]:
         targets: dict[str, tuple[Path, Path]] = {"bare handler": (bare_dir, bare_dir / "app.py")}
         for logical_id in FUNCTIONS:
             targets[logical_id] = handler_file(logical_id)
+        floor_dir = Path(tmp) / "pydantic"
+        floor_dir.mkdir()
+        (floor_dir / "app.py").write_text(PYDANTIC_HANDLER, encoding="utf-8")
+        floor_ratio: list[float] = []
         report.line(f"  interpreter {python()} -I; env: table names, SKILLS_MODEL={env['SKILLS_MODEL']},"
                     f" AWS_REGION={env['AWS_REGION']}, dummy credentials")
         for code_dir, path in targets.values():  # warm-up: bytecode caches
             sample(code_dir, path, env)
         samples: dict[str, list[float]] = {name: [] for name in targets}
         cpu: dict[str, list[float]] = {name: [] for name in targets}
-        # The bare handler measured just before each function, for that function's ratio in this round.
+        # Each round and function: the bare handler, the function as shipped, and the function with its
+        # init-time GC pause made a no-op, back to back. Ratios and differences are taken within a triplet.
         pair_bare: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
         pair_bare_cpu: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
+        running: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
         modules: dict[str, int] = {}
         bare_code, bare_path = targets["bare handler"]
-        for _ in range(runs):
+        for round_number in range(runs):
             for name in FUNCTIONS:
                 code_dir, path = targets[name]
                 bare_ms, bare_cpu_ms, modules["bare handler"], _ = sample(bare_code, bare_path, env)
+                if round_number % 2:  # alternate which variant comes second
+                    running[name].append(sample(code_dir, path, env, gc_running=True)[0])
                 millis, cpu_ms, modules[name], _ = sample(code_dir, path, env)
+                if not round_number % 2:
+                    running[name].append(sample(code_dir, path, env, gc_running=True)[0])
                 for store, value in ((samples["bare handler"], bare_ms), (cpu["bare handler"], bare_cpu_ms),
                                      (pair_bare[name], bare_ms), (pair_bare_cpu[name], bare_cpu_ms),
                                      (samples[name], millis), (cpu[name], cpu_ms)):
                     store.append(value)
-        # The same pairs with the handlers' init-time GC pause disabled, to show what the pause is worth.
-        running: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
-        running_ratio: dict[str, list[float]] = {name: [] for name in FUNCTIONS}
-        for _ in range(max(3, runs // 2)):
-            for name in FUNCTIONS:
-                code_dir, path = targets[name]
-                bare_ms = sample(bare_code, bare_path, env)[0]
-                millis = sample(code_dir, path, env, gc_running=True)[0]
-                running[name].append(millis)
-                running_ratio[name].append(millis / bare_ms)
+            bare_ms = sample(bare_code, bare_path, env)[0]
+            floor_ratio.append(sample(floor_dir, floor_dir / "app.py", env)[0] / bare_ms)
         logs = {name: parse_importtime(sample(code_dir, path, env, importtime=True)[3])
                 for name, (code_dir, path) in targets.items()}
         packages = {name: by_package(rows) for name, rows in logs.items()}
@@ -202,11 +216,14 @@ def run(report: Report, *, quick: bool) -> dict[str, Any]:
                 " the CPU-time ratio is the same over process CPU time; the ratio of the two medians is shown"
                 " for comparison)")
 
-    report.line("  the handlers pause the cyclic garbage collector during init (functions/*/app.py); the same"
-                " pairs with the pause made a no-op:")
+    report.line("  the handlers pause the cyclic garbage collector during init (functions/*/app.py); measured in the"
+                " same rounds with the pause made a no-op:")
     for name in FUNCTIONS:
-        report.line(f"    {name}: median {median(running[name]):.0f} ms, ratio {median(running_ratio[name]):.2f}"
-                    f" (the pause saves about {median(running[name]) - median(samples[name]):.0f} ms)")
+        saved = median([r - m for r, m in zip(running[name], samples[name], strict=True)])
+        report.line(f"    {name}: ratio {paired_ratio(running[name], pair_bare[name]):.2f} without the pause;"
+                    f" the pause saves {saved:.0f} ms (median of the per-round differences)")
+    report.line(f"  reference: the bare handler plus pydantic and one model has ratio {median(floor_ratio):.2f} (same"
+                " pairing): pydantic's import alone, under every function")
     report.line()
     report.line("  where the import time goes (-X importtime, one run each, which itself slows imports down):")
     report.line("  first import of the heavy packages, cumulative ms (includes whatever they import first):")
