@@ -17,7 +17,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv dev token invoke test test-unit test-integration test-stack lint lint-py lint-template evals bench clean node
+.PHONY: help venv dev token invoke test test-unit test-integration test-stack lint lint-py lint-template evals bench build clean node
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
@@ -27,6 +27,7 @@ help:
 	@echo "make lint           ruff, mypy, cfn-lint and sam validate --lint"
 	@echo "make evals          selector and payload evals"
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
+	@echo "make build          sam build, then bytecode for the built functions and layer"
 
 $(STAMP): requirements-dev.txt layers/skillcore/requirements.txt
 	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
@@ -79,6 +80,11 @@ lint-template: venv $(SAM_VENV)/bin/sam
 
 evals: venv
 	$(PY) -m scripts.evals
+
+# Lambda cannot write __pycache__ in a deployment package: ship the bytecode (see scripts/bytecode.py).
+build: venv $(SAM_VENV)/bin/sam
+	PATH=$(dir $(PYTHON_BOOT)):$$PATH $(SAM_VENV)/bin/sam build
+	$(PY) -m scripts.bytecode .aws-sam/build
 
 bench: venv node
 	$(PY) -m scripts.bench
