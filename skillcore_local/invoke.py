@@ -8,6 +8,7 @@ The gateway and the scan loop use the same FunctionRegistry, so a handler runs t
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import json
 import os
@@ -248,6 +249,9 @@ class FunctionRegistry:
                 module_spec.loader.exec_module(module)
             except BaseException as error:
                 sys.modules.pop(name, None)
+                # A handler pauses the collector for its init and re-enables it at the end; Lambda drops a
+                # process whose init failed, this one lives on, so the collector is turned back on here.
+                gc.enable()
                 raise FunctionLoadError(f"{spec.logical_id}: importing {path} failed: {error!r}") from error
             finally:
                 sys.path.remove(str(spec.code_dir))

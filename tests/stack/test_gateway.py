@@ -4,6 +4,7 @@ and the lifecycle of the stack (no Java process survives it)."""
 from __future__ import annotations
 
 import base64
+import gc
 import json
 import os
 import re
@@ -698,10 +699,12 @@ def test_local_faults_need_a_json_object(stack: StackClient) -> None:
 def test_a_handler_that_fails_to_import_fails_its_requests_only(tmp_path: Path) -> None:
     from skillcore_local.invoke import FunctionLoadError, FunctionSpec
 
-    (tmp_path / "app.py").write_text("raise ImportError('half written')\n")
+    # Written like the real handlers: the collector is paused before init and init fails before resuming it.
+    (tmp_path / "app.py").write_text("import gc\ngc.disable()\nraise ImportError('half written')\n")
     registry = FunctionRegistry({"Broken": FunctionSpec("Broken", tmp_path, "app.lambda_handler", 3, 128)})
     with pytest.raises(FunctionLoadError, match="half written"):
         registry.invoke("Broken", {})
+    assert gc.isenabled()  # the local stack lives on after a failed init: the collector is back on
     (tmp_path / "app.py").write_text(
         "import gateway_test_helper\ndef lambda_handler(event, context):\n    return gateway_test_helper.answer(event)\n"
     )
