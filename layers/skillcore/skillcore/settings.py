@@ -12,6 +12,8 @@ from typing import Literal
 
 from msgspec import Struct
 
+from skillcore import checks
+
 TABLES = (
     "users",
     "agents",
@@ -76,7 +78,7 @@ class Settings(Struct, frozen=True, kw_only=True):
             raise ValueError(f"SKILLS_MODEL must be one of {', '.join(MODELS)}, not {self.model!r}")
         for name, (_, lowest, highest) in BOUNDS.items():
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not lowest <= value <= highest:
+            if not checks.integer(value, lowest, highest):
                 raise ValueError(f"SKILLS_{name.upper()} must be an integer from {lowest} to {highest}, not {value!r}")
 
     @classmethod

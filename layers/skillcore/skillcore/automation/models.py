@@ -8,6 +8,8 @@ from enum import StrEnum
 from msgspec import Struct
 from msgspec.structs import force_setattr
 
+from skillcore import checks
+
 PROMPT_MAX = 2000
 MAX_TOOLS = 8
 
@@ -32,7 +34,7 @@ class AutomationConfig(Struct, frozen=True, kw_only=True, forbid_unknown_fields=
     tools: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if not isinstance(self.prompt, str) or not 1 <= len(self.prompt) <= PROMPT_MAX:
+        if not checks.text(self.prompt, PROMPT_MAX):
             raise ValueError(f"automation prompt must be 1 to {PROMPT_MAX} characters")
         if isinstance(self.tools, str) or not all(isinstance(t, str) for t in self.tools) or len(self.tools) > MAX_TOOLS:
             raise ValueError(f"automation tools must be a list of at most {MAX_TOOLS} tool names")
@@ -65,7 +67,6 @@ class AutomationJob(Struct, frozen=True, kw_only=True):
 
 
 class AutomationRun(Struct, frozen=True, kw_only=True):
-
     job_id: str
     run_id: str
     scheduled_slot: datetime

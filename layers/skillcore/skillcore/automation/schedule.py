@@ -37,13 +37,13 @@ Slots are whole UTC minutes (tzinfo=UTC): wall times are HH:MM and every offset 
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from enum import StrEnum
 
 from msgspec import Struct
 from msgspec.structs import force_setattr
 
+from skillcore import checks
 from skillcore.timezones import valid_timezone, zone
 
 MINUTE = timedelta(minutes=1)
@@ -82,10 +82,10 @@ class Schedule(Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
         except ValueError:
             raise ScheduleError("schedule_type", "schedule type must be daily or weekly") from None
         # [0-9] rather than \d, which also accepts non-ASCII digits; fullmatch, so no trailing newline.
-        if not isinstance(self.local_time, str) or not re.fullmatch(r"([01][0-9]|2[0-3]):[0-5][0-9]", self.local_time):
+        if not checks.matches(self.local_time, r"([01][0-9]|2[0-3]):[0-5][0-9]"):
             raise ScheduleError("local_time", "local time must be HH:MM, 00:00 to 23:59")
-        # Exactly an int, so that True or "3" is not silently read as a day.
-        if self.weekday is not None and (type(self.weekday) is not int or not 1 <= self.weekday <= 7):
+        # An int only, so that True or "3" is not silently read as a day.
+        if self.weekday is not None and not checks.integer(self.weekday, 1, 7):
             raise ScheduleError("weekday", "weekday must be an integer from 1 (Monday) to 7 (Sunday)")
         if not isinstance(self.timezone, str) or not valid_timezone(self.timezone):
             raise ScheduleError("timezone", "timezone must be an IANA time zone name")

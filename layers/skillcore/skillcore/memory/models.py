@@ -7,6 +7,8 @@ from enum import StrEnum
 
 from msgspec import Struct
 
+from skillcore import checks
+
 TITLE_MAX = 80
 CONTENT_MAX = 1000
 
@@ -38,8 +40,7 @@ class MemoryItem(Struct, frozen=True, kw_only=True):
 
     def __post_init__(self) -> None:
         for name, longest in (("title", TITLE_MAX), ("content", CONTENT_MAX)):
-            value = getattr(self, name)
-            if not isinstance(value, str) or not 1 <= len(value) <= longest:
+            if not checks.text(getattr(self, name), longest):
                 raise ValueError(f"memory {name} must be 1 to {longest} characters")
-        if isinstance(self.importance, bool) or not isinstance(self.importance, int) or not 1 <= self.importance <= 5:
+        if not checks.integer(self.importance, 1, 5):
             raise ValueError("memory importance must be an integer from 1 to 5")

@@ -12,6 +12,7 @@ from enum import StrEnum
 from msgspec import Struct, field
 from msgspec.structs import force_setattr
 
+from skillcore import checks
 from skillcore.policy.grants import GrantScope
 
 # An identifier or code: letters, digits and a few separators, no spaces, at most 128 characters.
@@ -53,7 +54,7 @@ _COUNTS = ("duration_ms", "attempt", "call_index", "results")
 
 
 def _check_code(name: str, value: object) -> None:
-    if not isinstance(value, str) or not _CODE.fullmatch(value):
+    if not checks.matches(value, _CODE):
         raise ValueError(f"audit {name} must be an identifier or code (no spaces, at most 128 characters)")
 
 
@@ -90,11 +91,11 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
                 _check_code(name, value)
         for name in _DIGESTS:
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, str) or not _DIGEST.fullmatch(value)):
+            if value is not None and not checks.matches(value, _DIGEST):
                 raise ValueError(f"audit {name} must be a SHA-256 hex digest")
         for name in _COUNTS:
             value = getattr(self, name)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            if value is not None and not checks.integer(value, 0):
                 raise ValueError(f"audit {name} must be a count (an integer >= 0)")
 
 

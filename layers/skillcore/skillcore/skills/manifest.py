@@ -8,6 +8,8 @@ from enum import StrEnum
 from msgspec import Struct
 from msgspec.structs import force_setattr
 
+from skillcore import checks
+
 _SKILL_ID = r"[a-z][a-z0-9-]{1,62}[a-z0-9]"
 _CODE = r"[a-z_]+:[a-z_]+"
 # semver.org's reference expression (major.minor.patch, optional pre-release and build metadata), used with
@@ -54,7 +56,7 @@ class PermissionRequirement(Struct, frozen=True, kw_only=True):
     approval_mode: ApprovalMode
 
     def __post_init__(self) -> None:
-        if not isinstance(self.code, str) or not re.fullmatch(_CODE, self.code):
+        if not checks.matches(self.code, _CODE):
             raise ValueError(f"permission code {self.code!r} must be resource:action in lower case")
         force_setattr(self, "risk_level", RiskLevel(self.risk_level))
         force_setattr(self, "approval_mode", ApprovalMode(self.approval_mode))
@@ -76,15 +78,14 @@ class SkillManifest(Struct, frozen=True, kw_only=True):
     scope: ConversationScope = ConversationScope.ANY
 
     def __post_init__(self) -> None:
-        if not isinstance(self.skill_id, str) or not re.fullmatch(_SKILL_ID, self.skill_id):
+        if not checks.matches(self.skill_id, _SKILL_ID):
             raise ValueError(f"skill_id {self.skill_id!r} must be 3-64 of a-z, 0-9 and -, starting with a letter")
-        if not isinstance(self.version, str) or not _SEMVER.fullmatch(self.version):
+        if not checks.matches(self.version, _SEMVER):
             raise ValueError(f"version {self.version!r} is not semver")
         force_setattr(self, "kind", SkillKind(self.kind))
         force_setattr(self, "scope", ConversationScope(self.scope))
         for field, longest in (("name", 60), ("description", 300)):
-            value = getattr(self, field)
-            if not isinstance(value, str) or not 1 <= len(value) <= longest:
+            if not checks.text(getattr(self, field), longest):
                 raise ValueError(f"{field} must be a string of 1 to {longest} characters")
         permissions = tuple(self.permissions)
         if not all(isinstance(p, PermissionRequirement) for p in permissions):
