@@ -216,7 +216,7 @@ def run(report: Report, *, quick: bool) -> dict[str, Any]:
                 " the CPU-time ratio is the same over process CPU time; the ratio of the two medians is shown"
                 " for comparison)")
 
-    report.line("  the handlers pause the cyclic garbage collector during init (functions/*/app.py); measured in the"
+    report.line("  the handlers pause the cyclic garbage collector during init (skillcore/init_phase.py); measured in the"
                 " same rounds with the pause made a no-op:")
     for name in FUNCTIONS:
         saved = median([r - m for r, m in zip(running[name], samples[name], strict=True)])

@@ -249,8 +249,8 @@ class FunctionRegistry:
                 module_spec.loader.exec_module(module)
             except BaseException as error:
                 sys.modules.pop(name, None)
-                # A handler pauses the collector for its init and re-enables it at the end; Lambda drops a
-                # process whose init failed, this one lives on, so the collector is turned back on here.
+                # The handler's init paused the collector (skillcore.init_phase) and never reached its end;
+                # Lambda would drop this process, the local stack lives on, so the collector resumes here.
                 gc.enable()
                 raise FunctionLoadError(f"{spec.logical_id}: importing {path} failed: {error!r}") from error
             finally:

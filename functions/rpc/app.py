@@ -1,12 +1,9 @@
 """RpcFunction: the /rpc/* routes. Composition root: settings, clients and services are built once per
 cold start; the handler only resolves the request."""
 
-import gc
+from skillcore import init_phase
 
-# Init allocates over 100k long-lived objects and frees none: the cyclic collector would traverse them again
-# and again while the modules load (~50 ms of a cold start, measured by `make bench`). It is paused for the
-# init and re-enabled at the end, after freezing what init built so later collections skip it too.
-gc.disable()
+init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -33,9 +30,7 @@ routes_background.register(routes, skill_deps)
 routes_skills.register(routes, skill_deps)
 routes_automation.register(routes, skill_deps)
 
-# Init is done: what it built lives as long as the process, so later collections need not traverse it.
-gc.freeze()
-gc.enable()
+init_phase.end()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)

@@ -1,11 +1,8 @@
 """ScanFunction: the EventBridge rate(5 minutes) scan. The event's `time` is the scan's "now"."""
 
-import gc
+from skillcore import init_phase
 
-# Init allocates over 100k long-lived objects and frees none: the cyclic collector would traverse them again
-# and again while the modules load (~50 ms of a cold start, measured by `make bench`). It is paused for the
-# init and re-enabled at the end, after freezing what init built so later collections skip it too.
-gc.disable()
+init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -26,9 +23,7 @@ worker = Worker(db, SKILLS.background, batch_size=settings.scan_batch_size)
 automations = AutomationRunner(db, SKILLS, make_model(settings, read_timeout=60.0, tool_planner=plan),
                                batch_size=settings.scan_batch_size)
 
-# Init is done: what it built lives as long as the process, so later collections need not traverse it.
-gc.freeze()
-gc.enable()
+init_phase.end()
 
 
 @logger.inject_lambda_context(log_event=False, clear_state=True)
