@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import uuid
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -118,6 +119,29 @@ class StackClient:
     def override(self, function: str, handler: Handler) -> AbstractContextManager[None]:
         """Swaps a function's handler for the duration of a `with` block."""
         return self.local.registry.override(function, handler)
+
+
+class Caller:
+    """One user over real HTTP: a fresh user id and token; `ok` asserts the status. Test modules subclass it
+    with the calls they make."""
+
+    prefix = "user"
+
+    def __init__(self, stack: StackClient, prefix: str | None = None) -> None:
+        self.stack = stack
+        self.user = f"{prefix or self.prefix}-{uuid.uuid4().hex[:12]}"
+        self.auth = stack.token(self.user)
+
+    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        return self.stack.call(method, path, body=body, token=self.auth)
+
+    def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
+        got, payload = self.call(method, path, body)
+        assert got == status, (method, path, got, payload)
+        return payload
+
+    def agent(self, name: str = "Mika") -> dict[str, Any]:
+        return self.ok("POST", "/rpc/agents", {"name": name}, status=201)
 
 
 @dataclass

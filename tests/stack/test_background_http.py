@@ -22,6 +22,7 @@ from skillcore.db.messages import put_message_op
 from skillcore.models import Message, Origin, Role
 from skillcore.settings import Settings
 
+from .conftest import Caller as BaseCaller
 from .conftest import StackClient
 
 pytestmark = pytest.mark.stack
@@ -40,22 +41,8 @@ def future(minutes: float = 3) -> str:
     return to_api_time(datetime.now(UTC) + timedelta(minutes=minutes))
 
 
-class Caller:
-    def __init__(self, stack: StackClient, prefix: str = "bg") -> None:
-        self.stack = stack
-        self.user = f"{prefix}-{uuid.uuid4().hex[:12]}"
-        self.auth = stack.token(self.user)
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        return self.stack.call(method, path, body=body, token=self.auth)
-
-    def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-        got, payload = self.call(method, path, body)
-        assert got == status, (method, path, got, payload)
-        return payload
-
-    def agent(self, name: str = "Mika") -> dict[str, Any]:
-        return self.ok("POST", "/rpc/agents", {"name": name}, status=201)
+class Caller(BaseCaller):
+    prefix = "bg"
 
     def grant(self, granted: bool = True) -> dict[str, Any]:
         return self.ok("PATCH", "/rpc/skills/permissions", {

@@ -18,7 +18,6 @@ import contextlib
 import random
 import threading
 import time
-import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,27 +30,18 @@ from skillcore import faults
 from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.background.worker import ScanSummary, Worker
-from skillcore.db import jobs as job_store
-from skillcore.db.dynamo import Db, from_item
 from skillcore.errors import Conflict, NotFound
-from skillcore.ids import new_id
-from skillcore.models import Agent
 from skillcore.policy.grants import GrantScope
-from skillcore.services.agents import create_agent
 from skillcore.services.background import cancel_job
 from skillcore.services.permissions import set_permission
-from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
-from skillcore_local.ddb_local import client as ddb_client
-from skillcore_local.template import ensure_tables
 
 from .conftest import LocalTables
+from .job_world import CODE, SKILL, World, grant_users, job_world, put_jobs, reminder_job, scan_table
 
 pytestmark = pytest.mark.stack
 
 T0 = datetime(2032, 6, 7, 8, 0, tzinfo=UTC)
-SKILL = "goal-check-in-reminder"
-CODE = "proactive_message:write"
 LIFECYCLE = {s.value for s in JobStatus}
 FINAL = {"succeeded", "failed", "cancelled"}
 ROUND = timedelta(minutes=3)  # longer than the 2-minute lease: a crashed attempt is recovered next round
@@ -60,72 +50,27 @@ ROUND = timedelta(minutes=3)  # longer than the 2-minute lease: a crashed attemp
 # ---------------------------------------------------------------------------------------------- the world
 
 
-@dataclass
-class World:
-    endpoint: str
-    settings: Settings
-    db: Db
-    agents: list[Agent] = field(default_factory=list)
-    jobs: list[BackgroundJob] = field(default_factory=list)
-
-    def new_db(self) -> Db:
-        return Db(client=ddb_client(self.endpoint), tables=self.settings.tables)
-
-
 @pytest.fixture
 def world(ddb_local: LocalTables) -> Iterator[World]:
     faults.clear()
-    prefix = f"chaos{uuid.uuid4().hex[:8]}-"
-    names = ensure_tables(ddb_local.client, prefix=prefix)
-    settings = Settings.from_env({**ddb_local.env, **names})
     try:
-        yield World(ddb_local.endpoint, settings, Db(client=ddb_local.client, tables=settings.tables))
+        with job_world(ddb_local, "chaos") as world:
+            yield world
     finally:
         faults.clear()
-        for table in names.values():
-            ddb_local.client.delete_table(TableName=table)
 
 
 def seed(world: World, *, users: int, agents_per_user: int, jobs: int, due_from: datetime, due_span_s: int,
          rng: random.Random) -> list[str]:
     created = due_from - timedelta(hours=1)
-    user_ids = []
-    for u in range(users):
-        user = f"chaos-user-{u}-{uuid.uuid4().hex[:6]}"
-        user_ids.append(user)
-        for a in range(agents_per_user):
-            world.agents.append(create_agent(world.db, user, name=f"Agent{u}-{a}", persona="", now=created))
-        set_permission(world.db, SKILLS, user, skill_id=SKILL, code=CODE, scope=GrantScope.user(), granted=True,
-                       now=created)
+    user_ids = grant_users(world, users=users, agents_per_user=agents_per_user, created=created,
+                           user_prefix="chaos-user")
     for i in range(jobs):
         agent = world.agents[rng.randrange(len(world.agents))]
         run_at = due_from + timedelta(seconds=rng.randrange(0, max(due_span_s, 1)))
-        world.jobs.append(BackgroundJob(
-            job_id=new_id(created), user_id=agent.user_id, skill_id=SKILL, skill_version="1.0.0",
-            agent_id=agent.agent_id, conversation_id=agent.default_conversation_id, grant_id=None,
-            payload={"agentId": agent.agent_id, "agentName": agent.name,
-                     "conversationId": agent.default_conversation_id, "note": f"goal {i}"},
-            status=JobStatus.SCHEDULED, scheduled_at=run_at, next_attempt_at=run_at, attempts=0, max_attempts=3,
-            revision=1, created_at=created, updated_at=created,
-        ))
-    for start in range(0, len(world.jobs), 25):
-        request = {world.settings.tables.jobs: [
-            {"PutRequest": {"Item": job_store.to_job_item(job)}} for job in world.jobs[start:start + 25]
-        ]}
-        while request:
-            request = world.db.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+        world.jobs.append(reminder_job(agent, run_at=run_at, created=created, note=f"goal {i}"))
+    put_jobs(world)
     return user_ids
-
-
-def scan_table(db: Db, table: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    request: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
-    while True:
-        page = db.client.scan(**request)
-        items += [from_item(i) or {} for i in page.get("Items", [])]
-        if "LastEvaluatedKey" not in page:
-            return items
-        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
 
 def job_items(world: World) -> dict[str, dict[str, Any]]:

@@ -15,6 +15,7 @@ from skillcore import faults
 from skillcore.clock import to_api_time
 from skillcore_local.ddb_local import client as ddb_client
 
+from .conftest import Caller as BaseCaller
 from .conftest import StackClient
 
 pytestmark = pytest.mark.stack
@@ -22,22 +23,8 @@ pytestmark = pytest.mark.stack
 RECALL_QUESTION = "你还记得我喜欢什么吗"
 
 
-class Caller:
-    def __init__(self, stack: StackClient, prefix: str = "recall") -> None:
-        self.stack = stack
-        self.user = f"{prefix}-{uuid.uuid4().hex[:12]}"
-        self.auth = stack.token(self.user)
-
-    def call(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        return self.stack.call(method, path, body=body, token=self.auth)
-
-    def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-        got, payload = self.call(method, path, body)
-        assert got == status, (method, path, got, payload)
-        return payload
-
-    def agent(self, name: str) -> dict[str, Any]:
-        return self.ok("POST", "/rpc/agents", {"name": name}, status=201)
+class Caller(BaseCaller):
+    prefix = "recall"
 
     def remember(self, agent: dict[str, Any], content: str, importance: int = 3, title: str = "note") -> dict[str, Any]:
         return self.ok(

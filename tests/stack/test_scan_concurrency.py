@@ -10,16 +10,13 @@ from __future__ import annotations
 import random
 import threading
 import time
-import uuid
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
-from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.background.worker import ScanSummary, Worker
 from skillcore.clock import to_api_time
@@ -27,88 +24,34 @@ from skillcore.db import jobs as job_store
 from skillcore.db.conversations import get_conversation
 from skillcore.db.dynamo import Db, from_item
 from skillcore.executor.assembly import build_executor
-from skillcore.ids import new_id
 from skillcore.model.offline import OfflineModel
-from skillcore.models import Agent
-from skillcore.policy.grants import GrantScope
-from skillcore.services.agents import create_agent
 from skillcore.services.chat import ChatDeps, post_message
-from skillcore.services.permissions import set_permission
-from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 from skillcore_local.ddb_local import client as ddb_client
-from skillcore_local.template import ensure_tables
 
 from .conftest import LocalTables
+from .job_world import World, grant_users, job_world, put_jobs, reminder_job, scan_table
 
 pytestmark = pytest.mark.stack
 
 T0 = datetime(2031, 3, 4, 5, 0, tzinfo=UTC)
-SKILL = "goal-check-in-reminder"
-CODE = "proactive_message:write"
-
-
-@dataclass
-class World:
-    endpoint: str
-    settings: Settings
-    db: Db
-    agents: list[Agent] = field(default_factory=list)
-    jobs: list[BackgroundJob] = field(default_factory=list)
-
-    def new_db(self) -> Db:
-        """A Db with a boto3 client of its own (create clients before starting threads: creation is not
-        thread-safe, calls are)."""
-        return Db(client=ddb_client(self.endpoint), tables=self.settings.tables)
 
 
 @pytest.fixture
 def world(ddb_local: LocalTables) -> Iterator[World]:
-    prefix = f"cc{uuid.uuid4().hex[:8]}-"
-    names = ensure_tables(ddb_local.client, prefix=prefix)
-    settings = Settings.from_env({**ddb_local.env, **names})
-    yield World(ddb_local.endpoint, settings, Db(client=ddb_local.client, tables=settings.tables))
-    for table in names.values():
-        ddb_local.client.delete_table(TableName=table)
+    with job_world(ddb_local, "cc") as world:
+        yield world
 
 
 def seed(world: World, *, users: int, agents_per_user: int, jobs: int, due_by: datetime, rng: random.Random) -> None:
     """Users with the grant, agents with their default conversations, and `jobs` due jobs (written in batches)."""
     created = due_by - timedelta(hours=1)
-    for u in range(users):
-        user = f"cc-user-{u}-{uuid.uuid4().hex[:6]}"
-        for a in range(agents_per_user):
-            world.agents.append(create_agent(world.db, user, name=f"Agent{u}-{a}", persona="", now=created))
-        set_permission(world.db, SKILLS, user, skill_id=SKILL, code=CODE, scope=GrantScope.user(), granted=True,
-                       now=created)
+    grant_users(world, users=users, agents_per_user=agents_per_user, created=created, user_prefix="cc-user")
     for i in range(jobs):
         agent = world.agents[i % len(world.agents)]
         run_at = due_by - timedelta(seconds=rng.randrange(0, 600))
-        world.jobs.append(BackgroundJob(
-            job_id=new_id(created), user_id=agent.user_id, skill_id=SKILL, skill_version="1.0.0",
-            agent_id=agent.agent_id, conversation_id=agent.default_conversation_id, grant_id=None,
-            payload={"agentId": agent.agent_id, "agentName": agent.name,
-                     "conversationId": agent.default_conversation_id, "note": f"job {i}"},
-            status=JobStatus.SCHEDULED, scheduled_at=run_at, next_attempt_at=run_at, attempts=0, max_attempts=3,
-            revision=1, created_at=created, updated_at=created,
-        ))
-    for start in range(0, len(world.jobs), 25):
-        request = {world.settings.tables.jobs: [
-            {"PutRequest": {"Item": job_store.to_job_item(job)}} for job in world.jobs[start:start + 25]
-        ]}
-        while request:
-            request = world.db.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
-
-
-def scan_table(db: Db, table: str) -> list[dict[str, Any]]:
-    items: list[dict[str, Any]] = []
-    request: dict[str, Any] = {"TableName": table, "ConsistentRead": True}
-    while True:
-        page = db.client.scan(**request)
-        items += [from_item(i) or {} for i in page.get("Items", [])]
-        if "LastEvaluatedKey" not in page:
-            return items
-        request["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        world.jobs.append(reminder_job(agent, run_at=run_at, created=created, note=f"job {i}"))
+    put_jobs(world)
 
 
 def conversation_messages(db: Db, conversation_id: str) -> list[dict[str, Any]]:
