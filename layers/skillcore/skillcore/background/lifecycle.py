@@ -55,7 +55,13 @@ class RetryPolicy(Struct, frozen=True):
     max_delay: timedelta = timedelta(minutes=60)
 
     def delay(self, attempts: int) -> timedelta:
-        return min(self.first_delay * (2 ** max(attempts - 1, 0)), self.max_delay)
+        # Doubled step by step, not as first * 2**n: a large attempt count would overflow timedelta.
+        delay = self.first_delay
+        for _ in range(max(attempts - 1, 0)):
+            if delay >= self.max_delay:
+                break
+            delay *= 2
+        return min(delay, self.max_delay)
 
 
 class Retry(Struct, frozen=True):
