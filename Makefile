@@ -17,7 +17,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv dev token invoke test test-unit test-integration test-stack lint lint-py lint-template evals bench build clean node
+.PHONY: help venv dev token invoke test test-unit test-integration test-stack lint lint-py lint-template evals bench build clean node openapi
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
@@ -27,6 +27,7 @@ help:
 	@echo "make lint           ruff, mypy, cfn-lint and sam validate --lint"
 	@echo "make evals          selector and payload evals"
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
+	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 
 $(STAMP): requirements-dev.txt layers/skillcore/requirements.txt
@@ -63,6 +64,9 @@ test-integration: venv
 
 test-stack: venv node
 	$(PY) -m pytest tests/stack
+
+openapi: venv
+	$(PY) -m skillcore_local.openapi
 
 lint: lint-py lint-template
 

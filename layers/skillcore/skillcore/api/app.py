@@ -4,75 +4,158 @@ A small router of our own rather than Powertools' event handler: importing that 
 resolver it has (AppSync's pulls in asyncio), about 60 ms of each cold start for nothing we use. This one
 does what skillcore needs and no more: static routes before parameter routes, 404 versus 405 (with
 Allow), path ids checked before any handler runs, and every error in the API envelope (api/errors.py).
+
+Each route declares its contract: request body model, query model, response body, success status, the
+errors it documents and whether it is an operator route. The router does the parsing a handler would
+otherwise repeat (the caller from the token, the body, the query), calls the handler with typed values,
+and encodes the typed value it returns. The OpenAPI generator (skillcore_local/openapi.py) reads the same
+declarations, so what the document says is what the router does.
 """
 
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, get_origin
 
+import msgspec
 from msgspec import Struct
+from pydantic import BaseModel
 
-from skillcore.api.errors import Response, envelope, status_of
-from skillcore.errors import DomainError, NotFound
+from skillcore.api import errors as documented
+from skillcore.api import http
+from skillcore.api.errors import JSON, Documented, Response, empty_response, envelope, status_of
+from skillcore.errors import DomainError, Forbidden, NotFound
 from skillcore.observability import logger
 
 # Every id skillcore mints or accepts fits this; anything else cannot name a resource (and a key longer
 # than DynamoDB allows must never reach it), so it is simply not found.
 PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
+_encoder = msgspec.json.Encoder()
 
-class Route(Struct, frozen=True):
+
+class Caller(Struct, frozen=True):
+    """Who calls, from the token the authorizer verified (never from the body)."""
+
+    user_id: str
+    admin: bool
+
+
+class Route(Struct, frozen=True, kw_only=True):
     method: str
+    path: str  # the OpenAPI form: /rpc/agents/{agentId}
     pattern: re.Pattern[str]
-    params: int
-    handler: Callable[..., Response]
+    params: tuple[str, ...]
+    handler: Callable[..., Any]
+    operation_id: str
+    summary: str
+    response: Any  # a Struct type (or a generic alias such as Page[Agent]); None for a 204
+    status: int
+    body: type[BaseModel] | None
+    query: type[BaseModel] | None
+    errors: tuple[Documented, ...]
+    auth: bool
+    admin: bool
+
+    def documented_errors(self) -> tuple[Documented, ...]:
+        """Every error this route can answer: those the router itself raises, then the route's own."""
+        found: list[Documented] = []
+        if self.body is not None:
+            found.append(documented.BAD_REQUEST)
+        if self.auth:
+            found.append(documented.UNAUTHENTICATED)
+        if self.admin:
+            found.append(documented.FORBIDDEN)
+        if self.params:
+            found.append(documented.NOT_FOUND)
+        if self.body is not None:
+            found.append(documented.PAYLOAD_TOO_LARGE)
+        if self.body is not None or self.query is not None:
+            found.append(documented.VALIDATION_ERROR)
+        found.extend(self.errors)
+        found.append(documented.INTERNAL)
+        return tuple(dict.fromkeys(found))
 
 
-def _compile(path: str) -> tuple[re.Pattern[str], int]:
+def _compile(path: str) -> tuple[re.Pattern[str], tuple[str, ...]]:
     parts = re.split(r"<([A-Za-z_][A-Za-z0-9_]*)>", path)
     regex = "".join(f"(?P<{part}>[^/]+)" if i % 2 else re.escape(part) for i, part in enumerate(parts))
-    return re.compile(f"^{regex}/?$"), len(parts) // 2
+    return re.compile(f"^{regex}/?$"), tuple(parts[1::2])
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.capitalize() for word in rest)
 
 
 class Routes:
     def __init__(self) -> None:
         self._routes: list[Route] = []
-        self._local = threading.local()
 
-    def route(self, method: str, path: str) -> Callable[[Callable[..., Response]], Callable[..., Response]]:
+    def route(
+        self,
+        method: str,
+        path: str,
+        *,
+        response: Any,
+        status: int = 200,
+        body: type[BaseModel] | None = None,
+        query: type[BaseModel] | None = None,
+        errors: tuple[Documented, ...] = (),
+        auth: bool = True,
+        admin: bool = False,
+    ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        """Registers `handler(caller, **path_params[, body=...][, query=...]) -> response`.
+
+        `caller` is a Caller (None on a route without auth). A 204 route returns None.
+        """
         pattern, params = _compile(path)
+        if (status == 204) != (response is None):
+            raise ValueError(f"{method} {path}: a 204 route has no response body, any other route has one")
 
-        def register(handler: Callable[..., Response]) -> Callable[..., Response]:
-            self._routes.append(Route(method.upper(), pattern, params, handler))
+        def register(handler: Callable[..., Any]) -> Callable[..., Any]:
+            operation_id = _camel(handler.__name__)
+            if any(r.operation_id == operation_id for r in self._routes):
+                raise ValueError(f"operationId {operation_id!r} is taken: handlers need distinct names")
+            doc = (handler.__doc__ or "").strip()
+            self._routes.append(Route(
+                method=method.upper(), path=re.sub(r"<([^>]+)>", r"{\1}", path), pattern=pattern, params=params,
+                handler=handler, operation_id=operation_id, summary=doc.splitlines()[0] if doc else "",
+                response=response, status=status, body=body, query=query, errors=errors, auth=auth, admin=admin,
+            ))
             # Static routes win over parameter routes (PATCH /rpc/skills/permissions over /rpc/skills/<id>).
-            self._routes.sort(key=lambda r: r.params)
+            self._routes.sort(key=lambda r: len(r.params))
             return handler
 
         return register
 
     @property
-    def event(self) -> dict[str, Any]:
-        return self._local.event
+    def operations(self) -> tuple[Route, ...]:
+        return tuple(self._routes)
 
     def resolve(self, event: dict[str, Any], _context: Any = None) -> Response:
-        http = (event.get("requestContext") or {}).get("http") or {}
-        method = str(http.get("method", "")).upper()
-        path = event.get("rawPath") or http.get("path") or "/"
-        self._local.event = event
+        request = (event.get("requestContext") or {}).get("http") or {}
+        method = str(request.get("method", "")).upper()
+        path = event.get("rawPath") or request.get("path") or "/"
+        route: Route | None = None
         try:
-            return self._dispatch(method, path)
+            route, params = self._match(method, path)
+            if route is None:
+                return params  # the 404 or 405 answer
+            return self._call(route, params, event)
         except DomainError as error:
-            return envelope(status_of(error), error.code, error.message, error.details)
+            status = status_of(error)
+            if route is not None and Documented(status, error.code) not in route.documented_errors():
+                # The document would not describe this answer; say so where it can be seen and fixed.
+                logger.warning("undocumented error", extra={"operation": route.operation_id, "status": status,
+                                                             "code": error.code})
+            return envelope(status, error.code, error.message, error.details)
         except Exception as error:  # noqa: BLE001 - the one place an unexpected error becomes a 500
             logger.exception("unhandled error", extra={"error_type": type(error).__name__})
             return envelope(500, "internal", "internal error")
-        finally:
-            self._local.event = None
 
-    def _dispatch(self, method: str, path: str) -> Response:
+    def _match(self, method: str, path: str) -> tuple[Route | None, Any]:
         allowed: list[str] = []
         for route in self._routes:
             found = route.pattern.match(path)
@@ -84,12 +167,39 @@ class Routes:
             params = found.groupdict()
             if any(not PATH_ID.match(value) for value in params.values()):
                 raise NotFound("not found")
-            return route.handler(**params)
+            return route, params
         if allowed:
             methods = sorted(set(allowed))
-            return envelope(405, "method_not_allowed", f"{method} is not allowed here", {"allowed": methods},
-                            headers={"Allow": ", ".join(methods)})
-        return envelope(404, "not_found", "no such route")
+            return None, envelope(405, "method_not_allowed", f"{method} is not allowed here", {"allowed": methods},
+                                  headers={"Allow": ", ".join(methods)})
+        return None, envelope(404, "not_found", "no such route")
+
+    def _call(self, route: Route, params: dict[str, str], event: dict[str, Any]) -> Response:
+        caller: Caller | None = None
+        if route.auth:
+            caller = Caller(http.user_id(event), "admin" in http.groups(event))
+            if route.admin and not caller.admin:
+                raise Forbidden("operator route: the admin group is required")
+        args: dict[str, Any] = dict(params)
+        if route.body is not None:
+            args["body"] = http.body(event, route.body)
+        if route.query is not None:
+            args["query"] = http.parse(route.query, http.query(event))
+        result = route.handler(caller, **args)
+        if route.response is None:
+            if result is not None:
+                raise TypeError(f"{route.operation_id} answers 204 but returned a body")
+            return empty_response(route.status)
+        expected = get_origin(route.response) or route.response
+        if not isinstance(result, expected):
+            # Encoding another type would put on the wire what the document does not describe.
+            raise TypeError(f"{route.operation_id} returned {type(result).__name__}, not {expected.__name__}")
+        return {
+            "statusCode": route.status,
+            "headers": {"Content-Type": JSON},
+            "body": _encoder.encode(result).decode("utf-8"),
+            "isBase64Encoded": False,
+        }
 
 
 def new_app() -> Routes:

@@ -6,7 +6,7 @@ message that leaks nothing (api/app.py logs them with their type only).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, NamedTuple
 
 from skillcore import errors
 
@@ -42,6 +42,37 @@ def empty_response(status: int = 204) -> Response:
 def envelope(status: int, code: str, message: str, details: dict[str, Any] | None = None,
              headers: dict[str, str] | None = None) -> Response:
     return json_response(status, {"error": {"code": code, "message": message, "details": details or {}}}, headers)
+
+
+class Documented(NamedTuple):
+    """An error a route may answer, as its contract documents it (the OpenAPI document lists them per route)."""
+
+    status: int
+    code: str
+
+
+# What the router itself answers (it adds them to every route they apply to, see api/app.py).
+BAD_REQUEST = Documented(400, "bad_request")
+UNAUTHENTICATED = Documented(401, "unauthenticated")
+FORBIDDEN = Documented(403, "forbidden")
+NOT_FOUND = Documented(404, "not_found")
+PAYLOAD_TOO_LARGE = Documented(413, "payload_too_large")
+VALIDATION_ERROR = Documented(422, "validation_error")
+INTERNAL = Documented(500, "internal")
+
+# What services raise (skillcore/errors.py types with their codes).
+AGENT_NOT_FOUND = Documented(404, "agent_not_found")
+SKILL_NOT_FOUND = Documented(404, "skill_not_found")
+VERSION_CONFLICT = Documented(409, "version_conflict")
+CONCURRENT_UPDATE = Documented(409, "concurrent_update")
+CLIENT_MESSAGE_CONFLICT = Documented(409, "client_message_conflict")
+JOB_NOT_CANCELLABLE = Documented(409, "job_not_cancellable")
+INVALID_TIMEZONE = Documented(422, "invalid_timezone")
+UNKNOWN_TOOL = Documented(422, "unknown_tool")
+PERMISSION_REQUIRED = Documented(422, "permission_required")
+PERMISSION_NOT_DECLARED = Documented(422, "permission_not_declared")
+SKILL_DISABLED = Documented(422, "skill_disabled")
+RUN_AT_OUT_OF_RANGE = Documented(422, "run_at_out_of_range")
 
 
 def status_of(error: errors.DomainError) -> int:

@@ -80,12 +80,20 @@ def json_object(event: dict[str, Any]) -> dict[str, Any]:
     if not text.strip():
         raise BadRequest("a JSON object body is required")
     try:
-        parsed = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
+        parsed = json.loads(text, parse_constant=_no_constant)
+    except RecursionError as error:
+        raise BadRequest("body is not valid JSON: nested too deeply") from error
+    except ValueError as error:
+        # JSONDecodeError is a ValueError; so is an integer longer than Python converts (4,300 digits) and
+        # the NaN/Infinity that json accepts but JSON does not. All are the client's malformed body.
         raise BadRequest("body is not valid JSON") from error
     if not isinstance(parsed, dict):
         raise BadRequest("body must be a JSON object")
     return parsed
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
 
 
 def validation_details(error: ValidationError) -> dict[str, Any]:

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from skillcore.api import http, views
-from skillcore.api.app import Routes
-from skillcore.api.errors import Response, empty_response, json_response
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
 from skillcore.api.requests.automation import CreateAutomationJob, PatchAutomationJob
 from skillcore.api.routes_skills import SkillDeps
+from skillcore.api.views import Page
+from skillcore.api.views import jobs as views
 from skillcore.automation.models import AutomationConfig, AutomationStatus
 from skillcore.db import automation as store
 from skillcore.errors import RuleViolation
@@ -17,51 +18,50 @@ from skillcore.services import automation
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:
-    @routes.route("POST", "/rpc/automation-jobs")
-    def create() -> Response:
-        user = http.user_id(routes.event)
-        r = http.body(routes.event, CreateAutomationJob)
+    @routes.route("POST", "/rpc/automation-jobs", body=CreateAutomationJob, response=views.AutomationJob,
+                  status=201, errors=(e.AGENT_NOT_FOUND, e.INVALID_TIMEZONE, e.UNKNOWN_TOOL, e.CONCURRENT_UPDATE))
+    def create_automation_job(caller: Caller, body: CreateAutomationJob) -> views.AutomationJob:
+        """Create a daily or weekly automation job."""
         job = automation.create_job(
-            deps.db, deps.skills, user, title=r.title, schedule_type=r.schedule_type, local_time=r.local_time,
-            weekday=r.weekday, timezone=r.timezone, agent_id=r.agent_id,
-            config=AutomationConfig(prompt=r.config.prompt, tools=tuple(r.config.tools)), now=deps.clock(),
+            deps.db, deps.skills, caller.user_id, title=body.title, schedule_type=body.schedule_type,
+            local_time=body.local_time, weekday=body.weekday, timezone=body.timezone, agent_id=body.agent_id,
+            config=AutomationConfig(prompt=body.config.prompt, tools=tuple(body.config.tools)), now=deps.clock(),
         )
-        return json_response(201, views.automation_job(job))
+        return views.automation_job(job)
 
-    @routes.route("GET", "/rpc/automation-jobs")
-    def list_jobs() -> Response:
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = store.list_jobs(deps.db, user, limit=paging.limit, cursor=paging.cursor)
-        return json_response(200, views.page([views.automation_job(j) for j in items], cursor))
+    @routes.route("GET", "/rpc/automation-jobs", query=Paging, response=Page[views.AutomationJob])
+    def list_automation_jobs(caller: Caller, query: Paging) -> Page[views.AutomationJob]:
+        """The caller's automation jobs."""
+        items, cursor = store.list_jobs(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.automation_job(j) for j in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/automation-jobs/<jobId>")
-    def get_job(jobId: str) -> Response:  # noqa: N803 - the path parameter's name
-        user = http.user_id(routes.event)
-        return json_response(200, views.automation_job(automation.owned_job(deps.db, user, jobId)))
+    @routes.route("GET", "/rpc/automation-jobs/<jobId>", response=views.AutomationJob)
+    def get_automation_job(caller: Caller, jobId: str) -> views.AutomationJob:  # noqa: N803 - the path parameter
+        """One of the caller's automation jobs."""
+        return views.automation_job(automation.owned_job(deps.db, caller.user_id, jobId))
 
-    @routes.route("PATCH", "/rpc/automation-jobs/<jobId>")
-    def patch_job(jobId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        r = http.body(routes.event, PatchAutomationJob)
-        changes: dict[str, Any] = {k: v for k, v in r.model_dump(exclude_unset=True).items() if k != "config"}
-        if not r.model_fields_set:
+    @routes.route("PATCH", "/rpc/automation-jobs/<jobId>", body=PatchAutomationJob, response=views.AutomationJob,
+                  errors=(e.INVALID_TIMEZONE, e.UNKNOWN_TOOL, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+    def patch_automation_job(caller: Caller, jobId: str, body: PatchAutomationJob) -> views.AutomationJob:  # noqa: N803
+        """Change a job's status, title, schedule or config; nextRunAt is recomputed."""
+        if not body.model_fields_set:
             raise RuleViolation("nothing to change", details={"errors": [{"path": "body", "message": "empty patch"}]})
+        changes: dict[str, Any] = {k: v for k, v in body.model_dump(exclude_unset=True).items() if k != "config"}
         if "status" in changes:
             changes["status"] = AutomationStatus(changes["status"])
-        if r.config is not None:
-            changes["config"] = AutomationConfig(prompt=r.config.prompt, tools=tuple(r.config.tools))
-        job = automation.patch_job(deps.db, deps.skills, user, jobId, changes, deps.clock())
-        return json_response(200, views.automation_job(job))
+        if body.config is not None:
+            changes["config"] = AutomationConfig(prompt=body.config.prompt, tools=tuple(body.config.tools))
+        return views.automation_job(automation.patch_job(deps.db, deps.skills, caller.user_id, jobId, changes,
+                                                         deps.clock()))
 
-    @routes.route("DELETE", "/rpc/automation-jobs/<jobId>")
-    def delete_job(jobId: str) -> Response:  # noqa: N803
-        automation.delete_job(deps.db, http.user_id(routes.event), jobId)
-        return empty_response()
+    @routes.route("DELETE", "/rpc/automation-jobs/<jobId>", response=None, status=204,
+                  errors=(e.CONCURRENT_UPDATE,))
+    def delete_automation_job(caller: Caller, jobId: str) -> None:  # noqa: N803
+        """Delete an automation job."""
+        automation.delete_job(deps.db, caller.user_id, jobId)
 
-    @routes.route("GET", "/rpc/automation-jobs/<jobId>/runs")
-    def list_runs(jobId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = automation.list_runs(deps.db, user, jobId, limit=paging.limit, cursor=paging.cursor)
-        return json_response(200, views.page([views.automation_run(r) for r in items], cursor))
+    @routes.route("GET", "/rpc/automation-jobs/<jobId>/runs", query=Paging, response=Page[views.AutomationRun])
+    def list_automation_runs(caller: Caller, jobId: str, query: Paging) -> Page[views.AutomationRun]:  # noqa: N803
+        """A job's runs, one per scheduled slot."""
+        items, cursor = automation.list_runs(deps.db, caller.user_id, jobId, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.automation_run(r) for r in items], next_cursor=cursor)

@@ -2,34 +2,37 @@
 
 from __future__ import annotations
 
-from skillcore.api import http, views
-from skillcore.api.app import Routes
-from skillcore.api.errors import Response, json_response
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
 from skillcore.api.requests.background import CreateBackgroundJob, JobQuery
 from skillcore.api.routes_skills import SkillDeps
+from skillcore.api.views import Page
+from skillcore.api.views import jobs as views
 from skillcore.db import jobs as job_store
 from skillcore.services import background
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:
-    @routes.route("POST", "/rpc/skills/background-jobs")
-    def create() -> Response:
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, CreateBackgroundJob)
+    @routes.route("POST", "/rpc/skills/background-jobs", body=CreateBackgroundJob, response=views.BackgroundJob,
+                  status=201, errors=(e.SKILL_NOT_FOUND, e.AGENT_NOT_FOUND, e.SKILL_DISABLED, e.PERMISSION_REQUIRED,
+                                      e.RUN_AT_OUT_OF_RANGE, e.CONCURRENT_UPDATE))
+    def create_background_job(caller: Caller, body: CreateBackgroundJob) -> views.BackgroundJob:
+        """Schedule a background skill run (a goal check-in reminder)."""
         job = background.create_job(
-            deps.db, deps.skills, user, skill_id=request.skill_id, agent_id=request.agent_id,
-            run_at=request.run_at, note=request.note, now=deps.clock(),
+            deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, agent_id=body.agent_id,
+            run_at=body.run_at, note=body.note, now=deps.clock(),
         )
-        return json_response(201, views.background_job(job))
+        return views.background_job(job)
 
-    @routes.route("GET", "/rpc/skills/background-jobs")
-    def list_jobs() -> Response:
-        user = http.user_id(routes.event)
-        q = http.parse(JobQuery, http.query(routes.event))
-        items, cursor = job_store.list_jobs(deps.db, user, status=q.status, limit=q.limit, cursor=q.cursor)
-        return json_response(200, views.page([views.background_job(j) for j in items], cursor))
+    @routes.route("GET", "/rpc/skills/background-jobs", query=JobQuery, response=Page[views.BackgroundJob])
+    def list_background_jobs(caller: Caller, query: JobQuery) -> Page[views.BackgroundJob]:
+        """The caller's background jobs, newest first."""
+        items, cursor = job_store.list_jobs(deps.db, caller.user_id, status=query.status, limit=query.limit,
+                                            cursor=query.cursor)
+        return Page(items=[views.background_job(j) for j in items], next_cursor=cursor)
 
-    @routes.route("POST", "/rpc/skills/background-jobs/<jobId>/cancel")
-    def cancel(jobId: str) -> Response:  # noqa: N803 - the path parameter's name
-        user = http.user_id(routes.event)
-        return json_response(200, views.background_job(background.cancel_job(deps.db, user, jobId, deps.clock())))
+    @routes.route("POST", "/rpc/skills/background-jobs/<jobId>/cancel", response=views.BackgroundJob,
+                  errors=(e.JOB_NOT_CANCELLABLE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+    def cancel_background_job(caller: Caller, jobId: str) -> views.BackgroundJob:  # noqa: N803 - the path parameter
+        """Cancel a job that has not started."""
+        return views.background_job(background.cancel_job(deps.db, caller.user_id, jobId, deps.clock()))

@@ -2,26 +2,23 @@
 
 from __future__ import annotations
 
-from skillcore.api import http, views
-from skillcore.api.app import Routes
-from skillcore.api.errors import Response, json_response
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
 from skillcore.api.requests.chat import PostMessage
+from skillcore.api.views import chat as views
+from skillcore.api.views.core import message
 from skillcore.services.chat import ChatDeps, post_message
 
 MESSAGES_PATH = "/rpc/conversations/<conversationId>/messages"
 
 
 def register(routes: Routes, deps: ChatDeps) -> None:
-    @routes.route("POST", MESSAGES_PATH)
-    def post(conversationId: str) -> Response:  # noqa: N803 - the path parameter's name
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, PostMessage)
+    @routes.route("POST", MESSAGES_PATH, body=PostMessage, response=views.Turn,
+                  errors=(e.AGENT_NOT_FOUND, e.CLIENT_MESSAGE_CONFLICT, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+    def post_conversation_message(caller: Caller, conversationId: str, body: PostMessage) -> views.Turn:  # noqa: N803
+        """A chat turn: the user's message, the agent's reply and the run that produced it."""
         turn = post_message(
-            deps, user_id=user, conversation_id=conversationId, client_message_id=request.client_message_id,
-            text=request.text, agent_id=request.agent_id,
+            deps, user_id=caller.user_id, conversation_id=conversationId, client_message_id=body.client_message_id,
+            text=body.text, agent_id=body.agent_id,
         )
-        return json_response(200, {
-            "userMessage": views.message(turn.user_message),
-            "reply": views.message(turn.reply),
-            "run": views.run(turn.run),
-        })
+        return views.Turn(user_message=message(turn.user_message), reply=message(turn.reply), run=views.run(turn.run))

@@ -1,13 +1,12 @@
-"""Routes: health, profile, agents, conversations and their history."""
+"""Routes: health, profile, agents, conversations and their history, memories."""
 
 from __future__ import annotations
 
 from msgspec import Struct
 
 from skillcore import VERSION
-from skillcore.api import http, views
-from skillcore.api.app import Routes
-from skillcore.api.errors import Response, json_response
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
 from skillcore.api.requests.core import (
     ConversationQuery,
@@ -17,6 +16,8 @@ from skillcore.api.requests.core import (
     MemoryQuery,
     PutProfile,
 )
+from skillcore.api.views import Page
+from skillcore.api.views import core as views
 from skillcore.clock import Clock
 from skillcore.db import agents as agent_store
 from skillcore.db import conversations as conversation_store
@@ -33,103 +34,99 @@ class CoreDeps(Struct, frozen=True):
 
 
 def register(routes: Routes, deps: CoreDeps) -> None:
-    @routes.route("GET", "/rpc/health")
-    def health() -> Response:
-        return json_response(200, {"status": "ok", "version": VERSION})
+    @routes.route("GET", "/rpc/health", response=views.Health, auth=False)
+    def health(_: None) -> views.Health:
+        """Liveness and version (no token needed)."""
+        return views.Health(status="ok", version=VERSION)
 
-    @routes.route("PUT", "/rpc/me")
-    def put_me() -> Response:
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, PutProfile)
+    @routes.route("PUT", "/rpc/me", body=PutProfile, response=views.Profile,
+                  errors=(e.INVALID_TIMEZONE, e.CONCURRENT_UPDATE))
+    def put_me(caller: Caller, body: PutProfile) -> views.Profile:
+        """Create or update the caller's profile (the first call also creates the default memory job)."""
         result = profile.put_profile(
-            deps.profile, user, timezone=request.timezone, display_name=request.display_name, now=deps.clock()
+            deps.profile, caller.user_id, timezone=body.timezone, display_name=body.display_name, now=deps.clock()
         )
-        return json_response(200, views.profile(result))
+        return views.profile(result)
 
-    @routes.route("GET", "/rpc/me")
-    def get_me() -> Response:
-        return json_response(200, views.profile(profile.get_profile(deps.db, http.user_id(routes.event))))
+    @routes.route("GET", "/rpc/me", response=views.Profile, errors=(e.NOT_FOUND,))
+    def get_me(caller: Caller) -> views.Profile:
+        """The caller's profile; 404 before the first PUT."""
+        return views.profile(profile.get_profile(deps.db, caller.user_id))
 
-    @routes.route("POST", "/rpc/agents")
-    def create_agent() -> Response:
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, CreateAgent)
-        agent = agents.create_agent(deps.db, user, name=request.name, persona=request.persona, now=deps.clock())
-        return json_response(201, views.agent(agent))
+    @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
+                  errors=(e.CONCURRENT_UPDATE,))
+    def create_agent(caller: Caller, body: CreateAgent) -> views.Agent:
+        """Create an agent and its default single conversation."""
+        return views.agent(agents.create_agent(deps.db, caller.user_id, name=body.name, persona=body.persona,
+                                               now=deps.clock()))
 
-    @routes.route("GET", "/rpc/agents")
-    def list_agents() -> Response:
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = agent_store.list_agents(deps.db, user, limit=paging.limit, cursor=paging.cursor)
-        return json_response(200, views.page([views.agent(a) for a in items], cursor))
+    @routes.route("GET", "/rpc/agents", query=Paging, response=Page[views.Agent])
+    def list_agents(caller: Caller, query: Paging) -> Page[views.Agent]:
+        """The caller's agents."""
+        items, cursor = agent_store.list_agents(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.agent(a) for a in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/agents/<agentId>")
-    def get_agent(agentId: str) -> Response:  # noqa: N803 - the path parameter's name
-        return json_response(200, views.agent(agents.get_agent(deps.db, http.user_id(routes.event), agentId)))
+    @routes.route("GET", "/rpc/agents/<agentId>", response=views.Agent, errors=(e.AGENT_NOT_FOUND,))
+    def get_agent(caller: Caller, agentId: str) -> views.Agent:  # noqa: N803 - the path parameter's name
+        """One of the caller's agents."""
+        return views.agent(agents.get_agent(deps.db, caller.user_id, agentId))
 
-    @routes.route("GET", "/rpc/agents/<agentId>/memories")
-    def list_memories(agentId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        q = http.parse(MemoryQuery, http.query(routes.event))
-        items, cursor = memories.list_memories(deps.db, user, agentId, status=q.status, limit=q.limit, cursor=q.cursor)
-        return json_response(200, views.page([views.memory(m) for m in items], cursor))
+    @routes.route("GET", "/rpc/agents/<agentId>/memories", query=MemoryQuery, response=Page[views.Memory],
+                  errors=(e.AGENT_NOT_FOUND,))
+    def list_memories(caller: Caller, agentId: str, query: MemoryQuery) -> Page[views.Memory]:  # noqa: N803
+        """An agent's memories, active or forgotten."""
+        items, cursor = memories.list_memories(deps.db, caller.user_id, agentId, status=query.status,
+                                               limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.memory(m) for m in items], next_cursor=cursor)
 
-    @routes.route("POST", "/rpc/agents/<agentId>/memories")
-    def create_memory(agentId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, CreateMemory)
-        memory = memories.create_memory(
-            deps.db, user, agentId, title=request.title, content=request.content, importance=request.importance,
-            now=deps.clock(),
-        )
-        return json_response(201, views.memory(memory))
+    @routes.route("POST", "/rpc/agents/<agentId>/memories", body=CreateMemory, response=views.Memory, status=201,
+                  errors=(e.AGENT_NOT_FOUND, e.CONCURRENT_UPDATE))
+    def create_memory(caller: Caller, agentId: str, body: CreateMemory) -> views.Memory:  # noqa: N803
+        """Add a memory to an agent (source `user`)."""
+        memory = memories.create_memory(deps.db, caller.user_id, agentId, title=body.title, content=body.content,
+                                        importance=body.importance, now=deps.clock())
+        return views.memory(memory)
 
-    @routes.route("DELETE", "/rpc/agents/<agentId>/memories/<memoryId>")
-    def forget_memory(agentId: str, memoryId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        return json_response(200, views.memory(memories.forget_memory(deps.db, user, agentId, memoryId, deps.clock())))
+    @routes.route("DELETE", "/rpc/agents/<agentId>/memories/<memoryId>", response=views.Memory,
+                  errors=(e.AGENT_NOT_FOUND, e.CONCURRENT_UPDATE))
+    def forget_memory(caller: Caller, agentId: str, memoryId: str) -> views.Memory:  # noqa: N803
+        """Forget a memory: never recalled or injected again."""
+        return views.memory(memories.forget_memory(deps.db, caller.user_id, agentId, memoryId, deps.clock()))
 
-    @routes.route("POST", "/rpc/conversations")
-    def create_conversation() -> Response:
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, CreateConversation)
-        conversation = agents.create_group(
-            deps.db, user, agent_ids=list(request.agent_ids), title=request.title, now=deps.clock()
-        )
-        return json_response(201, views.conversation(conversation))
+    @routes.route("POST", "/rpc/conversations", body=CreateConversation, response=views.Conversation, status=201,
+                  errors=(e.AGENT_NOT_FOUND, e.CONCURRENT_UPDATE))
+    def create_conversation(caller: Caller, body: CreateConversation) -> views.Conversation:
+        """Create a group conversation of 2 to 8 of the caller's agents."""
+        conversation = agents.create_group(deps.db, caller.user_id, agent_ids=list(body.agent_ids), title=body.title,
+                                           now=deps.clock())
+        return views.conversation(conversation)
 
-    @routes.route("GET", "/rpc/conversations")
-    def list_conversations() -> Response:
-        user = http.user_id(routes.event)
-        q = http.parse(ConversationQuery, http.query(routes.event))
-        items, cursor = conversation_store.list_conversations(
-            deps.db, user, kind=q.kind, limit=q.limit, cursor=q.cursor
-        )
-        return json_response(200, views.page([views.conversation(c) for c in items], cursor))
+    @routes.route("GET", "/rpc/conversations", query=ConversationQuery, response=Page[views.Conversation])
+    def list_conversations(caller: Caller, query: ConversationQuery) -> Page[views.Conversation]:
+        """The caller's conversations, optionally of one kind."""
+        items, cursor = conversation_store.list_conversations(deps.db, caller.user_id, kind=query.kind,
+                                                              limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.conversation(c) for c in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/conversations/<conversationId>")
-    def get_conversation(conversationId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        return json_response(200, views.conversation(agents.get_conversation(deps.db, user, conversationId)))
+    @routes.route("GET", "/rpc/conversations/<conversationId>", response=views.Conversation)
+    def get_conversation(caller: Caller, conversationId: str) -> views.Conversation:  # noqa: N803
+        """One of the caller's conversations."""
+        return views.conversation(agents.get_conversation(deps.db, caller.user_id, conversationId))
 
-    @routes.route("GET", "/rpc/conversations/<conversationId>/messages")
-    def list_messages(conversationId: str) -> Response:  # noqa: N803
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = agents.list_history(
-            deps.db, user, conversationId, include_hidden=False, limit=paging.limit, cursor=paging.cursor
-        )
-        return json_response(200, views.page([views.message(m) for m in items], cursor))
+    @routes.route("GET", "/rpc/conversations/<conversationId>/messages", query=Paging, response=Page[views.Message])
+    def list_messages(caller: Caller, conversationId: str, query: Paging) -> Page[views.Message]:  # noqa: N803
+        """A conversation's visible messages, oldest first."""
+        items, cursor = agents.list_history(deps.db, caller.user_id, conversationId, include_hidden=False,
+                                            limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.message(m) for m in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/admin/conversations/<conversationId>/messages")
-    def admin_messages(conversationId: str) -> Response:  # noqa: N803
-        http.require_admin(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
+    @routes.route("GET", "/rpc/admin/conversations/<conversationId>/messages", query=Paging,
+                  response=Page[views.AdminMessage], admin=True)
+    def admin_list_messages(_: Caller, conversationId: str, query: Paging) -> Page[views.AdminMessage]:  # noqa: N803
+        """Operator: every message of a conversation, hidden ones included."""
         owner = conversation_store.owner_of(deps.db, conversationId)
         if owner is None:
             raise NotFound("conversation not found")
-        items, cursor = agents.list_history(
-            deps.db, owner, conversationId, include_hidden=True, limit=paging.limit, cursor=paging.cursor
-        )
-        return json_response(200, views.page([views.message(m, admin=True) for m in items], cursor))
+        items, cursor = agents.list_history(deps.db, owner, conversationId, include_hidden=True, limit=query.limit,
+                                            cursor=query.cursor)
+        return Page(items=[views.admin_message(m) for m in items], next_cursor=cursor)

@@ -1,14 +1,17 @@
-"""Routes: the skills catalog, the per-user switches and the run log."""
+"""Routes: the skills catalog, the per-user switches, grants, the run log and the audit trail."""
 
 from __future__ import annotations
 
 from msgspec import Struct
 
-from skillcore.api import http, views
-from skillcore.api.app import Routes
-from skillcore.api.errors import Response, json_response
+from skillcore.api import errors as e
+from skillcore.api import paging
+from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
 from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, PatchPermission, PatchSkill
+from skillcore.api.views import Page
+from skillcore.api.views import chat as run_views
+from skillcore.api.views import skills as views
 from skillcore.clock import Clock
 from skillcore.db import audit as audit_store
 from skillcore.db import grants as grant_store
@@ -27,55 +30,55 @@ class SkillDeps(Struct, frozen=True):
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:
-    @routes.route("GET", "/rpc/skills")
-    def catalog() -> Response:
-        user = http.user_id(routes.event)
-        entries = skill_service.catalog(deps.db, deps.skills, user)
-        return json_response(200, views.page([views.catalog_item(e) for e in entries], None))
+    @routes.route("GET", "/rpc/skills", query=Paging, response=Page[views.CatalogItem])
+    def list_skills(caller: Caller, query: Paging) -> Page[views.CatalogItem]:
+        """Every registered skill with the caller's switch and grants."""
+        entries = skill_service.catalog(deps.db, deps.skills, caller.user_id)
+        items, cursor = paging.page(entries, lambda entry: entry.manifest.skill_id, limit=query.limit,
+                                    cursor=query.cursor)
+        return Page(items=[views.catalog_item(entry) for entry in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/skills/runs")
-    def list_runs() -> Response:
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = run_store.list_runs(deps.db, user, limit=paging.limit, cursor=paging.cursor)
-        return json_response(200, views.page([views.run(r, with_context=True) for r in items], cursor))
+    @routes.route("GET", "/rpc/skills/runs", query=Paging, response=Page[run_views.RunRecord])
+    def list_skill_runs(caller: Caller, query: Paging) -> Page[run_views.RunRecord]:
+        """The caller's recent runs."""
+        items, cursor = run_store.list_runs(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[run_views.run_record(r) for r in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/skills/permissions")
-    def list_permissions() -> Response:
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = grant_store.list_grants(deps.db, user, limit=paging.limit, cursor=paging.cursor)
-        return json_response(200, views.page([views.grant(g) for g in items], cursor))
+    @routes.route("GET", "/rpc/skills/permissions", query=Paging, response=Page[views.Grant])
+    def list_permissions(caller: Caller, query: Paging) -> Page[views.Grant]:
+        """The caller's grants, active and revoked."""
+        items, cursor = grant_store.list_grants(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.grant(g) for g in items], next_cursor=cursor)
 
-    @routes.route("PATCH", "/rpc/skills/permissions")
-    def patch_permission() -> Response:
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, PatchPermission)
-        scope = GrantScope.agent(request.scope.agent_id) if isinstance(request.scope, AgentScope) else GrantScope.user()
+    @routes.route("PATCH", "/rpc/skills/permissions", body=PatchPermission, response=views.Grant,
+                  errors=(e.SKILL_NOT_FOUND, e.AGENT_NOT_FOUND, e.PERMISSION_NOT_DECLARED, e.VERSION_CONFLICT,
+                          e.CONCURRENT_UPDATE))
+    def patch_permission(caller: Caller, body: PatchPermission) -> views.Grant:
+        """Grant or revoke a permission a skill declares, for the user or one agent."""
+        scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
         grant = permissions.set_permission(
-            deps.db, deps.skills, user, skill_id=request.skill_id, code=request.permission_code, scope=scope,
-            granted=request.granted, now=deps.clock(),
+            deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, code=body.permission_code, scope=scope,
+            granted=body.granted, now=deps.clock(),
         )
-        return json_response(200, views.grant(grant))
+        return views.grant(grant)
 
-    @routes.route("GET", "/rpc/skills/audit-events")
-    def list_audit() -> Response:
-        user = http.user_id(routes.event)
-        paging = http.parse(Paging, http.query(routes.event))
-        items, cursor = audit_store.list_audit(deps.db, user, limit=paging.limit, cursor=paging.cursor)
-        return json_response(200, views.page([views.audit_event(e) for e in items], cursor))
+    @routes.route("GET", "/rpc/skills/audit-events", query=Paging, response=Page[views.AuditEvent])
+    def list_audit_events(caller: Caller, query: Paging) -> Page[views.AuditEvent]:
+        """The caller's audit events, newest first."""
+        items, cursor = audit_store.list_audit(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.audit_event(a) for a in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/admin/audit-events")
-    def admin_audit() -> Response:
-        http.require_admin(routes.event)
-        q = http.parse(AdminAuditQuery, http.query(routes.event))
-        items, cursor = audit_store.list_audit(deps.db, q.user_id, limit=q.limit, cursor=q.cursor)
-        return json_response(200, views.page([views.audit_event(e) for e in items], cursor))
+    @routes.route("GET", "/rpc/admin/audit-events", query=AdminAuditQuery, response=Page[views.AuditEvent],
+                  admin=True)
+    def admin_list_audit_events(_: Caller, query: AdminAuditQuery) -> Page[views.AuditEvent]:
+        """Operator: one user's audit events."""
+        items, cursor = audit_store.list_audit(deps.db, query.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.audit_event(a) for a in items], next_cursor=cursor)
 
-    # Registered after the static /rpc/skills/* routes, which must win over the parameter.
-    @routes.route("PATCH", "/rpc/skills/<skillId>")
-    def patch_skill(skillId: str) -> Response:  # noqa: N803 - the path parameter's name
-        user = http.user_id(routes.event)
-        request = http.body(routes.event, PatchSkill)
-        entry = skill_service.set_enabled(deps.db, deps.skills, user, skillId, request.enabled, deps.clock())
-        return json_response(200, views.catalog_item(entry))
+    # The static /rpc/skills/* routes win over this parameter route (the router sorts them first).
+    @routes.route("PATCH", "/rpc/skills/<skillId>", body=PatchSkill, response=views.CatalogItem,
+                  errors=(e.SKILL_NOT_FOUND, e.CONCURRENT_UPDATE))
+    def patch_skill(caller: Caller, skillId: str, body: PatchSkill) -> views.CatalogItem:  # noqa: N803
+        """Enable or disable a skill for the caller."""
+        return views.catalog_item(skill_service.set_enabled(deps.db, deps.skills, caller.user_id, skillId,
+                                                            body.enabled, deps.clock()))

@@ -1,0 +1,110 @@
+"""Bodies of the core routes: health, profile, agents, conversations, messages, memories."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from msgspec import UNSET, UnsetType
+
+from skillcore.api.views import Body, Time, maybe_time, time
+from skillcore.memory.models import MemorySource, MemoryStatus
+from skillcore.models import ConversationKind, Origin, Role
+
+if TYPE_CHECKING:
+    from skillcore import models
+    from skillcore.memory.models import MemoryItem
+
+
+class Health(Body, frozen=True, kw_only=True):
+    status: Literal["ok"]
+    version: str
+
+
+class Profile(Body, frozen=True, kw_only=True):
+    user_id: str
+    timezone: str
+    display_name: str
+    created_at: Time
+    updated_at: Time
+
+
+class Agent(Body, frozen=True, kw_only=True):
+    agent_id: str
+    name: str
+    persona: str
+    default_conversation_id: str
+    last_reply_at: Time | None
+    created_at: Time
+
+
+class Conversation(Body, frozen=True, kw_only=True):
+    conversation_id: str
+    kind: ConversationKind
+    agent_ids: list[str]
+    title: str
+    message_count: int
+    last_message_at: Time | None
+    last_message_preview: str | None
+    automation_job_id: str | UnsetType = UNSET
+    created_at: Time
+
+
+class Message(Body, frozen=True, kw_only=True):
+    message_id: str
+    conversation_id: str
+    role: Role
+    agent_id: str | UnsetType = UNSET
+    text: str
+    origin: Origin
+    created_at: Time
+
+
+class AdminMessage(Message, frozen=True, kw_only=True):
+    hidden_from_user: bool
+
+
+class Memory(Body, frozen=True, kw_only=True):
+    memory_id: str
+    agent_id: str
+    title: str
+    content: str
+    importance: int
+    status: MemoryStatus
+    source: MemorySource
+    created_at: Time
+    updated_at: Time
+
+
+def profile(p: models.Profile) -> Profile:
+    return Profile(user_id=p.user_id, timezone=p.timezone, display_name=p.display_name,
+                   created_at=time(p.created_at), updated_at=time(p.updated_at))
+
+
+def agent(a: models.Agent) -> Agent:
+    return Agent(agent_id=a.agent_id, name=a.name, persona=a.persona, default_conversation_id=a.default_conversation_id,
+                 last_reply_at=maybe_time(a.last_reply_at), created_at=time(a.created_at))
+
+
+def conversation(c: models.Conversation) -> Conversation:
+    return Conversation(
+        conversation_id=c.conversation_id, kind=c.kind, agent_ids=list(c.agent_ids), title=c.title,
+        message_count=c.message_count, last_message_at=maybe_time(c.last_message_at),
+        last_message_preview=c.last_message_preview, automation_job_id=c.automation_job_id or UNSET,
+        created_at=time(c.created_at),
+    )
+
+
+def message(m: models.Message) -> Message:
+    return Message(message_id=m.message_id, conversation_id=m.conversation_id, role=m.role, agent_id=m.agent_id or UNSET,
+                   text=m.text, origin=m.origin, created_at=time(m.created_at))
+
+
+def admin_message(m: models.Message) -> AdminMessage:
+    return AdminMessage(message_id=m.message_id, conversation_id=m.conversation_id, role=m.role,
+                        agent_id=m.agent_id or UNSET, text=m.text, origin=m.origin, created_at=time(m.created_at),
+                        hidden_from_user=m.hidden_from_user)
+
+
+def memory(m: MemoryItem) -> Memory:
+    return Memory(memory_id=m.memory_id, agent_id=m.agent_id, title=m.title, content=m.content, importance=m.importance,
+                  status=m.status, source=m.source, created_at=time(m.created_at), updated_at=time(m.updated_at))
