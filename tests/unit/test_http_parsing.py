@@ -1,5 +1,5 @@
-"""Request parsing at the edge (identity, groups, bounded JSON bodies, validation details), list cursors and
-the 404/405 route table."""
+"""Request parsing at the edge (identity, groups, bounded JSON bodies, validation details) and list cursors;
+the router has its own tests (test_router.py)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillcore.api import http
-from skillcore.api.app import Routes
-from skillcore.api.errors import json_response
 from skillcore.api.requests.chat import PostMessage
 from skillcore.api.requests.core import CreateConversation
 from skillcore.db.dynamo import decode_cursor, encode_cursor
@@ -396,87 +394,3 @@ def assert_invalid_cursor(cursor: str, partition: tuple[str, str]) -> None:
     error = raised.value
     assert error.code == "validation_error"
     assert error.details == {"errors": [{"path": "cursor", "message": "invalid cursor"}]}
-
-
-# -- the router ----------------------------------------------------------------------------------------------
-
-
-def router() -> Routes:
-    routes = Routes()
-    for method, path in [
-        ("GET", "/rpc/health"),
-        ("GET", "/rpc/agents"),
-        ("post", "/rpc/agents"),
-        ("GET", "/rpc/agents/<agentId>"),
-        ("GET", "/rpc/skills/runs"),
-        ("PATCH", "/rpc/skills/<skillId>"),
-        ("PATCH", "/rpc/skills/permissions"),
-        ("POST", "/rpc/skills/background-jobs/<jobId>/cancel"),
-    ]:
-        label = f"{method.upper()} {path}"
-        routes.route(method, path)(lambda _label=label, **params: json_response(200, {"route": _label, "params": params}))
-    return routes
-
-
-def call(routes: Routes, method: str, path: str) -> tuple[int, dict]:
-    event = {"rawPath": path, "requestContext": {"http": {"method": method, "path": path}}}
-    response = routes.resolve(event)
-    return response["statusCode"], json.loads(response["body"]) | {"allow": response["headers"].get("Allow")}
-
-
-@pytest.mark.parametrize(
-    ("path", "allowed"),
-    [
-        ("/rpc/health", "GET"),
-        ("/rpc/agents/", "GET, POST"),
-        ("/rpc/agents/a-1/", "GET"),
-        ("/rpc/skills/runs", "GET, PATCH"),  # a literal route and a parameter route both match
-        ("/rpc/skills/goal-setting", "PATCH"),
-        ("/rpc/skills/background-jobs/j-1/cancel", "POST"),
-    ],
-)
-def test_a_known_path_with_another_method_is_405_with_allow(path: str, allowed: str) -> None:
-    status, body = call(router(), "DELETE", path)
-    assert status == 405 and body["error"]["code"] == "method_not_allowed" and body["allow"] == allowed
-
-
-@pytest.mark.parametrize(
-    "path",
-    ["/rpc/agents/a-1/b", "/rpc/agents//", "/rpc/skills/background-jobs//cancel", "/rpc/healthz", "/rpc", "/RPC/health", ""],
-)
-def test_an_unknown_path_is_404(path: str) -> None:
-    status, body = call(router(), "GET", path)
-    assert status == 404 and body["error"]["code"] == "not_found"
-
-
-def test_dispatch_params_and_static_routes_first() -> None:
-    routes = router()
-    assert call(routes, "GET", "/rpc/agents/a-1")[1]["params"] == {"agentId": "a-1"}
-    assert call(routes, "PATCH", "/rpc/skills/permissions")[1]["route"] == "PATCH /rpc/skills/permissions"
-    assert call(routes, "PATCH", "/rpc/skills/goal-setting")[1]["params"] == {"skillId": "goal-setting"}
-
-
-@pytest.mark.parametrize("bad_id", ["x" * 65, "a.b", "a%2Fb", "ü"])
-def test_path_ids_are_checked_before_any_handler(bad_id: str) -> None:
-    status, body = call(router(), "GET", f"/rpc/agents/{bad_id}")
-    assert status == 404 and body["error"]["code"] == "not_found"
-
-
-def test_route_paths_are_literal_not_regular_expressions() -> None:
-    routes = Routes()
-    routes.route("GET", "/rpc/v1.0/items")(lambda: json_response(200, {}))
-    routes.route("GET", "/rpc/a+b")(lambda: json_response(200, {}))
-    assert call(routes, "GET", "/rpc/v1.0/items")[0] == 200
-    assert call(routes, "GET", "/rpc/v1x0/items")[0] == 404
-    assert call(routes, "GET", "/rpc/aab")[0] == 404
-
-
-def test_unexpected_errors_are_500_without_internals() -> None:
-    routes = Routes()
-
-    def boom() -> None:
-        raise RuntimeError("secret detail")
-
-    routes.route("GET", "/rpc/boom")(boom)
-    status, body = call(routes, "GET", "/rpc/boom")
-    assert status == 500 and body["error"] == {"code": "internal", "message": "internal error", "details": {}}

@@ -1,0 +1,157 @@
+"""The wire is what openapi.json says: the real handlers of both functions, driven through a user's day, answer
+only statuses the document lists for the operation, with bodies its schemas accept. And the functions serve
+exactly the routes the generator documents."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
+
+from skillcore_local import openapi
+from tests.support import invoke, load_event, load_function
+
+DOCUMENT = openapi.build()
+# The document's refs are "#/components/schemas/X"; the validator resolves them in a resource holding the components.
+COMPONENTS = "urn:skillcore:components"
+REGISTRY = Registry().with_resource(COMPONENTS, Resource.from_contents({
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "components": DOCUMENT["components"],
+}))
+
+
+def rebased(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {k: (COMPONENTS + v if k == "$ref" else rebased(v)) for k, v in schema.items()}
+    if isinstance(schema, list):
+        return [rebased(item) for item in schema]
+    return schema
+
+
+def operation_for(method: str, path: str) -> tuple[str, dict[str, Any]]:
+    for template, ops in DOCUMENT["paths"].items():
+        regex = "^" + re.sub(r"\\\{[^}]*\\\}", "[^/]+", re.escape(template)) + "$"
+        if re.match(regex, path) and method.lower() in ops:
+            return template, ops[method.lower()]
+    raise AssertionError(f"{method} {path} is not in the document")
+
+
+def validator_for(schema: dict[str, Any]) -> Draft202012Validator:
+    return Draft202012Validator(rebased(schema), registry=REGISTRY)
+
+
+class Checked:
+    """Invokes a function and checks the answer against the document before the test sees it."""
+
+    def __init__(self, module: Any) -> None:
+        self.module = module
+        self.checked: set[tuple[str, str]] = set()
+
+    def __call__(self, event: dict[str, Any]) -> tuple[int, Any]:
+        status, body = invoke(self.module, event)
+        method = event["requestContext"]["http"]["method"]
+        template, op = operation_for(method, event["rawPath"])
+        response = op["responses"].get(str(status))
+        assert response is not None, f"{method} {template} answered {status}, not documented: {body}"
+        if "content" not in response:
+            assert body is None, f"{method} {template} {status} has a body the document does not describe"
+        else:
+            errors = list(validator_for(response["content"]["application/json"]["schema"]).iter_errors(body))
+            assert not errors, f"{method} {template} {status}: {[e.message for e in errors][:3]}"
+        self.checked.add((method, template))
+        return status, body
+
+
+def at(path: str, event: dict[str, Any]) -> dict[str, Any]:
+    """A sample event sent to another path of the same method (the routes that have no sample of their own)."""
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    return event
+
+
+@pytest.fixture
+def rpc(aws: Any) -> Checked:
+    return Checked(load_function("RpcFunction"))
+
+
+@pytest.fixture
+def chat(aws: Any) -> Checked:
+    return Checked(load_function("ChatTurnFunction"))
+
+
+def test_the_functions_serve_exactly_the_documented_routes(aws: Any) -> None:
+    served = {
+        (route.method, route.path)
+        for logical_id in ("RpcFunction", "ChatTurnFunction")
+        for route in load_function(logical_id).routes.operations
+    }
+    assert served == {(r.method, r.path) for r in openapi.all_routes()}
+
+
+def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked) -> None:
+    ok = {200, 201, 204}
+    assert rpc(load_event("rpc_health.json"))[0] == 200
+    assert rpc(load_event("rpc_get_me.json"))[0] == 404
+    assert rpc(load_event("rpc_put_me.json", body={"timezone": "Asia/Shanghai", "displayName": "Alice"}))[0] == 200
+    assert rpc(load_event("rpc_put_me.json", body={"timezone": "Mars/Olympus"}))[0] == 422
+    assert rpc(load_event("rpc_get_me.json"))[0] == 200
+    status, agent = rpc(load_event("rpc_create_agent.json", body={"name": "Mika"}))
+    _, other = rpc(load_event("rpc_create_agent.json", body={"name": "Nori"}))
+    agent_id, conversation_id = agent["agentId"], agent["defaultConversationId"]
+    ids = {"AGENT_ID": agent_id, "CONVERSATION_ID": conversation_id}
+    assert rpc(load_event("rpc_list_agents.json", query={"limit": "1"}))[0] == 200
+    assert rpc(at(f"/rpc/agents/{agent_id}", load_event("rpc_list_agents.json")))[0] == 200
+    assert rpc(at("/rpc/agents/someone-elses", load_event("rpc_list_agents.json")))[0] == 404
+    assert rpc(at(f"/rpc/conversations/{conversation_id}", load_event("rpc_list_conversations.json")))[0] == 200
+    assert rpc(load_event("rpc_create_group.json", body={"kind": "group", "agentIds": [agent_id, other["agentId"]]}))[0] == 201
+    assert rpc(load_event("rpc_list_conversations.json"))[0] == 200
+
+    body = {"clientMessageId": "m1", "text": "我喜欢爬山"}
+    assert chat(load_event("chat_post_message.json", path_ids=ids, body=body))[0] == 200
+    assert chat(load_event("chat_post_message.json", path_ids=ids, body=body | {"text": "other"}))[0] == 409
+    assert chat(load_event("chat_post_message.json", path_ids=ids, body={"clientMessageId": "m2", "text": "/goal 10k"}))[0] == 200
+    assert rpc(load_event("rpc_list_messages.json", path_ids=ids))[0] == 200
+    assert rpc(load_event("rpc_admin_messages.json", path_ids=ids, groups="[admin]"))[0] == 200
+    assert rpc(load_event("rpc_admin_messages.json", path_ids=ids))[0] == 403
+
+    status, memory = rpc(load_event("rpc_create_memory.json", path_ids=ids, body={"title": "hobby", "content": "爬山"}))
+    assert status == 201
+    assert rpc(load_event("rpc_list_memories.json", path_ids=ids))[0] == 200
+    assert rpc(load_event("rpc_forget_memory.json", path_ids=ids | {"MEMORY_ID": memory["memoryId"]}))[0] == 200
+
+    grant = {"skillId": "goal-check-in-reminder", "permissionCode": "proactive_message:write", "scope": {"type": "user"}}
+    job = {"skillId": "goal-check-in-reminder", "agentId": agent_id,
+           "runAt": (datetime.now(UTC) + timedelta(hours=1)).isoformat(), "note": "跑步"}
+    assert rpc(load_event("rpc_create_background_job.json", body=job))[0] == 422  # permission_required
+    assert rpc(load_event("rpc_patch_permission.json", body=grant | {"granted": True}))[0] == 200
+    status, created = rpc(load_event("rpc_create_background_job.json", body=job))
+    assert status == 201
+    assert rpc(load_event("rpc_list_background_jobs.json"))[0] == 200
+    assert rpc(load_event("rpc_cancel_background_job.json", path_ids={"JOB_ID": created["jobId"]}))[0] == 200
+    assert rpc(load_event("rpc_cancel_background_job.json", path_ids={"JOB_ID": created["jobId"]}))[0] == 409
+    assert rpc(load_event("rpc_patch_permission.json", body=grant | {"granted": False}))[0] == 200
+    assert rpc(load_event("rpc_list_permissions.json"))[0] == 200
+
+    assert rpc(load_event("rpc_list_skills.json"))[0] == 200
+    assert rpc(load_event("rpc_patch_skill.json", body={"enabled": False}))[0] == 200
+    assert rpc(at("/rpc/skills/no-such-skill", load_event("rpc_patch_skill.json", body={"enabled": False})))[0] == 404
+    assert rpc(load_event("rpc_list_runs.json"))[0] == 200
+    assert rpc(load_event("rpc_list_audit_events.json"))[0] == 200
+    assert rpc(load_event("rpc_admin_audit_events.json", query={"userId": "user-alice"}, groups="[admin]"))[0] == 200
+
+    auto = {"title": "weekly", "scheduleType": "weekly", "localTime": "09:30", "weekday": 1,
+            "config": {"prompt": "summarise", "tools": ["memory_write"]}}
+    status, automation = rpc(load_event("rpc_create_automation_job.json", body=auto))
+    assert status == 201
+    job_ids = {"JOB_ID": automation["jobId"]}
+    assert rpc(load_event("rpc_list_automation_jobs.json"))[0] == 200
+    assert rpc(load_event("rpc_get_automation_job.json", path_ids=job_ids))[0] == 200
+    assert rpc(load_event("rpc_patch_automation_job.json", path_ids=job_ids, body={"status": "paused"}))[0] == 200
+    assert rpc(load_event("rpc_list_automation_runs.json", path_ids=job_ids))[0] == 200
+    assert rpc(load_event("rpc_delete_automation_job.json", path_ids=job_ids))[0] in ok
+    assert rpc(load_event("rpc_get_automation_job.json", path_ids=job_ids))[0] == 404
+
+    # Every operation of both functions answered at least once, through the checks above.
+    assert rpc.checked | chat.checked == {(r.method, r.path) for r in openapi.all_routes()}
