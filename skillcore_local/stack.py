@@ -22,6 +22,7 @@ from types import FrameType
 from skillcore_local.ddb_local import DynamoDBLocal, client
 from skillcore_local.gateway import Gateway
 from skillcore_local.invoke import FunctionRegistry, ensure_layer_on_path, function_env
+from skillcore_local.ports import PortInUse, is_address_in_use
 from skillcore_local.template import ensure_tables
 
 
@@ -125,25 +126,36 @@ class LocalStack:
     def start(self) -> LocalStack:
         self._stopped.clear()
         try:
+            # Bound first: a taken API port fails at once, before DynamoDB Local spends seconds booting.
+            self.gateway = self._bind_gateway()
             if not self._external_endpoint:
                 self.ddb = DynamoDBLocal(port=self.ddb_port, data_dir=self.ddb_data_dir).start()
             self.tables = ensure_tables(client(self.ddb_endpoint), prefix=self.table_prefix)
             self.env = function_env(self.tables, self.ddb_endpoint)
             self.apply_env()
             ensure_layer_on_path()
-            self.gateway = Gateway(
-                self.registry,
-                host=self.host,
-                port=self.port,
-                jwt_secret=self.jwt_secret,
-                access_log=self.access_log,
-            ).start()
+            self.gateway.start()
             if self.scan_interval > 0:
                 self.schedule = ScanSchedule(self.gateway, self.scan_interval).start()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _bind_gateway(self) -> Gateway:
+        try:
+            return Gateway(
+                self.registry,
+                host=self.host,
+                port=self.port,
+                jwt_secret=self.jwt_secret,
+                access_log=self.access_log,
+            )
+        except OSError as error:
+            # Alone, "[Errno 98] Address already in use" names neither the port nor the setting to change.
+            if is_address_in_use(error):
+                raise PortInUse(self.port, "SKILLS_LOCAL_PORT", "the local API") from error
+            raise
 
     def stop(self) -> None:
         """Schedule, then gateway (in-flight requests finish), then DynamoDB; safe to call more than once."""
