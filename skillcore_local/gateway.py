@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+import re
 import secrets
 import sys
 import threading
@@ -24,6 +25,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -37,6 +39,7 @@ from skillcore_local.invoke import (
     scheduled_function,
 )
 from skillcore_local.jwt_local import TokenError, default_secret, render_claims, verify
+from skillcore_local.responses import HttpResponse, error_response, json_response, method_not_allowed
 from skillcore_local.template import load_template
 
 MAX_REQUEST_BYTES = (
@@ -44,6 +47,8 @@ MAX_REQUEST_BYTES = (
 )  # API Gateway's payload limit; the handler enforces the API's 64 KiB itself
 LOCAL_API_ID = "local"
 TEXT_TYPES = frozenset({"application/json", "application/xml", "application/javascript"})
+# RFC 9110 `token`: any such method reaches the router (which answers 405 with Allow); anything else is a 400.
+METHOD_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 # ---------------------------------------------------------------------------------------------- routes
@@ -286,32 +291,16 @@ def rule_name(spec: FunctionSpec) -> str:
 # ---------------------------------------------------------------------------------------------- responses
 
 
-@dataclass
-class HttpResponse:
-    status: int
-    headers: list[tuple[str, str]]
-    body: bytes = b""
+def log_failure(what: str, error: BaseException) -> None:
+    """One log line: the error's type and where it was raised, never its message. An exception's text can carry
+    stored data (a record's fields, a user's text); the type and the frame are enough to find the bug."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    print(f"ERROR: {what} failed: {type(error).__name__}{where}", file=sys.stderr, flush=True)
 
 
 class BadLambdaResponse(ValueError):
     """The handler returned something API Gateway cannot turn into HTTP (AWS answers 500)."""
-
-
-def json_response(status: int, payload: Any, headers: list[tuple[str, str]] | None = None) -> HttpResponse:
-    body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-    return HttpResponse(status, [("content-type", "application/json; charset=utf-8"), *(headers or [])], body)
-
-
-def error_response(
-    status: int,
-    code: str,
-    message: str,
-    details: dict[str, Any] | None = None,
-    headers: list[tuple[str, str]] | None = None,
-) -> HttpResponse:
-    return json_response(
-        status, {"error": {"code": code, "message": message, "details": details or {}}}, headers
-    )
 
 
 def aws_internal_error() -> HttpResponse:
@@ -489,6 +478,8 @@ class Gateway:
     ) -> tuple[HttpResponse, str]:
         """The response, and a label for the access log (the function that ran, or why none did)."""
         raw_path = urlsplit(target).path or "/"
+        if not METHOD_TOKEN.match(method):
+            return error_response(400, "bad_request", "the request method is not an HTTP token"), "-"
         if raw_path == "/_local" or raw_path.startswith("/_local/"):
             return self._local(method, raw_path, body), "local"
         found = match_route(self.routes, method, raw_path)
@@ -533,9 +524,9 @@ class Gateway:
     def _local(self, method: str, path: str, body: bytes) -> HttpResponse:
         if path not in ("/_local/scan", "/_local/faults"):
             return error_response(404, "not_found", f"no local route {path}")
-        allowed = ("POST",) if path == "/_local/scan" else ("POST", "DELETE")
+        allowed = ("POST",) if path == "/_local/scan" else ("DELETE", "POST")
         if method not in allowed:
-            return error_response(405, "method_not_allowed", f"{path} accepts {', '.join(allowed)}")
+            return method_not_allowed(method, path, allowed)
         if path == "/_local/faults" and method == "DELETE":
             ensure_layer_on_path()
             from skillcore import faults
@@ -544,7 +535,9 @@ class Gateway:
             return json_response(200, {"cleared": True})
         try:
             payload = json.loads(body.decode("utf-8")) if body.strip() else {}
-        except (UnicodeDecodeError, json.JSONDecodeError):
+        # ValueError covers malformed JSON, bad UTF-8 and an integer past Python's digit limit; RecursionError
+        # a deeply nested document. Uncaught, either would kill the request's thread and drop the connection.
+        except (ValueError, RecursionError):
             return error_response(400, "bad_request", "body is not valid JSON")
         if path == "/_local/faults":
             return self._arm_fault(payload)
@@ -574,9 +567,11 @@ class Gateway:
             return json_response(200, result)
         except (KeyboardInterrupt, SystemExit):
             raise
-        except BaseException as error:  # noqa: B036 - local route: say what broke, including injected crashes
-            traceback.print_exc(file=sys.stderr)
-            return error_response(500, "internal", f"scan handler failed: {error!r}")
+        except BaseException as error:  # noqa: B036 - an injected crash is a BaseException too
+            log_failure("the scan handler", error)
+            return error_response(
+                500, "internal", "the scan handler failed; the local stack's log says where"
+            )
 
 
 class _Server(ThreadingHTTPServer):
@@ -594,6 +589,14 @@ class _Server(ThreadingHTTPServer):
         if isinstance(sys.exc_info()[1], ConnectionResetError | BrokenPipeError | ConnectionAbortedError):
             return
         super().handle_error(request, client_address)
+
+
+_ERROR_CODES: dict[int, str] = {
+    HTTPStatus.BAD_REQUEST: "bad_request",
+    HTTPStatus.REQUEST_URI_TOO_LONG: "uri_too_long",
+    HTTPStatus.REQUEST_HEADER_FIELDS_TOO_LARGE: "header_fields_too_large",
+    HTTPStatus.HTTP_VERSION_NOT_SUPPORTED: "http_version_not_supported",
+}
 
 
 class _PayloadTooLarge(Exception):
@@ -647,14 +650,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             response = error_response(400, "bad_request", "malformed request body framing")
         else:
-            response, label = gateway.dispatch(
-                self.command,
-                self.path,
-                list(self.headers.items()),
-                body,
-                self.client_address[0],
-                self.request_version,
-            )
+            try:
+                response, label = gateway.dispatch(
+                    self.command,
+                    self.path,
+                    list(self.headers.items()),
+                    body,
+                    self.client_address[0],
+                    self.request_version,
+                )
+            except Exception as error:  # noqa: BLE001 - the gateway's own bug: answer it rather than drop the line
+                log_failure(f"the gateway, for {self.command} {urlsplit(self.path).path}", error)
+                response, label = error_response(500, "internal", "the local gateway failed"), "-"
         if gateway.access_log:  # before sending: once the client has its answer, nobody may be listening
             elapsed = (time.monotonic() - started) * 1000
             print(
@@ -677,7 +684,29 @@ class _Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(response.body)
 
-    do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_OPTIONS = do_HEAD = _handle
+    def __getattr__(self, name: str) -> Any:
+        # http.server looks up `do_<METHOD>` and answers an HTML 501 when there is none. Every method goes to
+        # _handle instead, so the router answers unknown ones (TRACE, PROPFIND, ...) in the envelope: 405 with
+        # Allow on a known path, 404 elsewhere.
+        if name.startswith("do_"):
+            return self._handle
+        raise AttributeError(name)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """What http.server answers itself (a malformed request line, a URI over 64 KiB, too many headers), in
+        the envelope instead of its HTML page."""
+        status = HTTPStatus(code)
+        self.close_connection = True
+        if len((self.requestline or "").split()) != 2:
+            # Only a two-word request line is HTTP/0.9, which has no status line; a line that failed to parse
+            # is still a client expecting one (http.server would leave it out).
+            self.request_version = "HTTP/1.1"
+        response = error_response(
+            code, _ERROR_CODES.get(code, status.phrase.lower().replace(" ", "_")), message or status.phrase
+        )
+        if self.server.gateway.access_log:
+            print(f"{self.requestline or '-'} -> {code} (http.server)", file=sys.stderr, flush=True)
+        self._send(response)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's signature
         pass  # _handle writes one line per request itself

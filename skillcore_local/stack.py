@@ -14,13 +14,12 @@ import signal
 import sys
 import threading
 import time
-import traceback
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
 
 from skillcore_local.ddb_local import DynamoDBLocal, client
-from skillcore_local.gateway import Gateway
+from skillcore_local.gateway import Gateway, log_failure
 from skillcore_local.invoke import FunctionRegistry, ensure_layer_on_path, function_env
 from skillcore_local.ports import PortInUse, is_address_in_use
 from skillcore_local.template import ensure_tables
@@ -55,9 +54,8 @@ class ScanSchedule:
                 summary = self.gateway.run_scan(started)
             except (KeyboardInterrupt, SystemExit):
                 raise
-            except BaseException:  # noqa: B036 - a failed scan (even an injected crash) must not end the schedule
-                print(f"scheduled scan at {started:%H:%M:%SZ} failed:", file=sys.stderr)
-                traceback.print_exc(file=sys.stderr)
+            except BaseException as error:  # noqa: B036 - a failed scan (even an injected crash) must not end the schedule
+                log_failure(f"the scheduled scan at {started:%H:%M:%SZ}", error)
             else:
                 print(f"scheduled scan at {started:%H:%M:%SZ}: {summary}", file=sys.stderr, flush=True)
 

@@ -621,20 +621,139 @@ def test_local_scan_rejects_bad_input(stack: StackClient, body: Any, status: int
     assert scan.calls == []
 
 
-def test_local_scan_reports_a_failing_handler(stack: StackClient) -> None:
-    def boom(event: dict[str, Any]) -> Any:
-        raise RuntimeError("scan broke")
+def test_local_scan_failure_is_a_500_that_leaks_nothing(
+    stack: StackClient, capfd: pytest.CaptureFixture[str]
+) -> None:
+    canary = "canary-9f3e stored text"
 
+    def boom(event: dict[str, Any]) -> Any:
+        raise KeyError(canary)  # as a record missing its title made the scan fail: KeyError('title')
+
+    capfd.readouterr()
     with stack.override("ScanFunction", Recorder(boom)):
         status, body = stack.call("POST", "/_local/scan")
+    logged = capfd.readouterr().err
+
     assert status == 500
-    assert body["error"]["code"] == "internal"
-    assert "scan broke" in body["error"]["message"]
+    assert_envelope(body, "internal")
+    assert canary not in json.dumps(body) and "KeyError" not in json.dumps(body)
+    # The log names the type and where it was raised, never the message.
+    assert re.search(r"ERROR: the scan handler failed: KeyError at .*test_gateway\.py:\d+ in boom", logged)
+    assert canary not in logged
+
+
+HOSTILE_BODIES = {
+    "nested arrays": b"[" * 100_000 + b"]" * 100_000,
+    "nested objects": b'{"time": ' * 50_000 + b"null" + b"}" * 50_000,
+    "integer over the digit limit": b'{"time": ' + b"7" * 5000 + b"}",
+    "not UTF-8": b'{"time": "\xff\xfe"}',
+    "not JSON": b"{",
+}
+
+
+@pytest.mark.parametrize("path", ["/_local/scan", "/_local/faults"])
+@pytest.mark.parametrize("case", list(HOSTILE_BODIES))
+def test_local_routes_answer_a_hostile_body_with_400(stack: StackClient, path: str, case: str) -> None:
+    scan = Recorder(lambda event: {})
+    with stack.override("ScanFunction", scan):
+        response = stack.request(
+            "POST", path, raw_body=HOSTILE_BODIES[case], headers={"Content-Type": "application/json"}
+        )
+    assert response.status == 400, response.body[:200]
+    assert_envelope(response.json(), "bad_request")
+    assert scan.calls == []
+
+
+UNKNOWN_METHODS = ["TRACE", "PROPFIND", "MKCOL", "PURGE", "BREW"]
+
+
+@pytest.mark.parametrize("method", UNKNOWN_METHODS)
+def test_unknown_methods_reach_the_router_and_get_the_envelope(stack: StackClient, method: str) -> None:
+    response = stack.request(method, "/rpc/skills/background-jobs", token=stack.token("methods-user"))
+    assert response.status == 405, response.body[:200]
+    assert (response.header("content-type") or "").startswith("application/json")
+    body = response.json()
+    assert body["error"]["code"] == "method_not_allowed"
+    allowed = {m.strip() for m in (response.header("allow") or "").split(",")}
+    assert {"GET", "POST"} <= allowed
+    assert set(body["error"]["details"]["allowed"]) == allowed
+
+
+@pytest.mark.parametrize("method", UNKNOWN_METHODS)
+def test_unknown_methods_on_local_and_unknown_paths_get_the_envelope(stack: StackClient, method: str) -> None:
+    local = stack.request(method, "/_local/scan")
+    assert local.status == 405
+    assert local.json()["error"]["code"] == "method_not_allowed"
+    assert local.header("allow") == "POST"
+    missing = stack.request(method, "/nowhere")
+    assert missing.status == 404
+    assert_envelope(missing.json(), "not_found")
+
+
+def test_unknown_method_needs_a_token_like_any_other(stack: StackClient, rpc: Recorder) -> None:
+    response = stack.request("PROPFIND", "/rpc/me")
+    assert response.status == 401
+    assert_envelope(response.json(), "unauthenticated")
+    assert rpc.calls == []
+
+
+def test_a_method_that_is_not_an_http_token_is_a_400(stack: StackClient, rpc: Recorder) -> None:
+    response = stack.request("G@T", "/rpc/me", token=stack.token("alice"))
+    assert response.status == 400
+    assert_envelope(response.json(), "bad_request")
+    assert rpc.calls == []
+
+
+def _raw_exchange(stack: StackClient, request: bytes) -> tuple[int, dict[str, str], Any]:
+    """Sends bytes as they are (http.client would refuse to) and reads one response."""
+    import http.client
+    import socket
+
+    target = stack.url.rsplit(":", 1)
+    with socket.create_connection((target[0].removeprefix("http://"), int(target[1])), timeout=10) as sock:
+        sock.sendall(request)
+        response = http.client.HTTPResponse(sock)
+        response.begin()
+        return response.status, dict(response.getheaders()), json.loads(response.read())
+
+
+@pytest.mark.parametrize(
+    ("request_bytes", "status", "code"),
+    [
+        (b"GET /rpc/health HTTP/1.1 extra\r\n\r\n", 400, "bad_request"),
+        (b"GET /" + b"a" * 70_000 + b" HTTP/1.1\r\n\r\n", 414, "uri_too_long"),
+        (b"GET /rpc/health HTTP/1.1\r\n" + b"X-A: 1\r\n" * 120 + b"\r\n", 431, "header_fields_too_large"),
+        (b"GET /rpc/health HTTP/2.0\r\n\r\n", 505, "http_version_not_supported"),
+    ],
+)
+def test_what_http_server_refuses_itself_is_in_the_envelope(
+    stack: StackClient, request_bytes: bytes, status: int, code: str
+) -> None:
+    got, headers, body = _raw_exchange(stack, request_bytes)
+    assert got == status
+    assert headers["content-type"].startswith("application/json")
+    assert headers.get("connection") == "close"
+    assert_envelope(body, code)
+
+
+def test_the_gateway_answers_its_own_failure_instead_of_dropping_the_connection(
+    stack: StackClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug in the gateway itself")
+
+    monkeypatch.setattr(stack.local.gateway, "dispatch", broken)
+    response = stack.request("GET", "/rpc/health")
+    assert response.status == 500
+    assert_envelope(response.json(), "internal")
+    assert b"a bug" not in response.body
 
 
 def test_local_routes_need_no_token_and_check_the_method(stack: StackClient) -> None:
     assert stack.call("GET", "/_local/scan")[0] == 405
-    assert stack.call("GET", "/_local/faults")[1]["error"]["code"] == "method_not_allowed"
+    faults = stack.request("GET", "/_local/faults")
+    assert faults.json()["error"]["code"] == "method_not_allowed"
+    assert faults.header("allow") == "DELETE, POST"
     assert stack.call("POST", "/_local/other")[0] == 404
 
 
