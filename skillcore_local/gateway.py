@@ -30,6 +30,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from skillcore_local.docs import ContractFiles
+from skillcore_local.docs import handles as serves_contract
 from skillcore_local.invoke import (
     LOCAL_ACCOUNT,
     LOCAL_REGION,
@@ -423,11 +425,13 @@ class Gateway:
         port: int = 0,
         jwt_secret: str | None = None,
         access_log: bool = True,
+        contract: ContractFiles | None = None,
     ) -> None:
         self.registry = registry or FunctionRegistry()
         self.routes = routes if routes is not None else http_routes()
         self.jwt_secret = jwt_secret or default_secret()
         self.access_log = access_log
+        self.contract = contract or ContractFiles()
         self._server = _Server((host, port), _Handler, self)
         self._thread: threading.Thread | None = None
 
@@ -482,6 +486,8 @@ class Gateway:
             return error_response(400, "bad_request", "the request method is not an HTTP token"), "-"
         if raw_path == "/_local" or raw_path.startswith("/_local/"):
             return self._local(method, raw_path, body), "local"
+        if serves_contract(raw_path):
+            return self.contract.serve(method, raw_path), "contract"
         found = match_route(self.routes, method, raw_path)
         if found is None:
             return error_response(404, "not_found", f"no route for {method} {raw_path}"), "-"
