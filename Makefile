@@ -17,13 +17,14 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv dev token invoke test test-unit test-integration test-stack lint lint-py lint-template evals bench build clean node openapi
+.PHONY: help venv dev token invoke test test-unit test-integration test-stack contract lint lint-py lint-template evals bench build clean node openapi
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
 	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group)"
 	@echo "make invoke FN=RpcFunction EVENT=events/rpc_health.json   run a handler once, in-process"
 	@echo "make test           unit + integration + stack tests"
+	@echo "make contract       schemathesis over every operation of openapi.json against a local stack"
 	@echo "make lint           ruff, mypy, cfn-lint and sam validate --lint"
 	@echo "make evals          selector and payload evals"
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
@@ -67,6 +68,10 @@ test-stack: venv node
 
 openapi: venv
 	$(PY) -m skillcore_local.openapi
+
+# EXAMPLES (test cases per operation) and SEED override the script's defaults.
+contract: venv node
+	$(PY) -m scripts.contract_test $(if $(EXAMPLES),--max-examples $(EXAMPLES)) $(if $(SEED),--seed $(SEED))
 
 lint: lint-py lint-template
 
