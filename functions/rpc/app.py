@@ -29,6 +29,8 @@ skill_deps = routes_skills.SkillDeps(db=db, skills=SKILLS, clock=system_clock)
 routes_background.register(routes, skill_deps)
 routes_skills.register(routes, skill_deps)
 routes_automation.register(routes, skill_deps)
+# The ChatTurnFunction's route (template.yaml): a 405 on that path must still list POST in its Allow.
+routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
 
 init_phase.end()
 

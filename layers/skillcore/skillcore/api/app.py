@@ -92,6 +92,12 @@ def _camel(name: str) -> str:
 class Routes:
     def __init__(self) -> None:
         self._routes: list[Route] = []
+        self._elsewhere: list[tuple[str, re.Pattern[str]]] = []
+
+    def served_elsewhere(self, method: str, path: str) -> None:
+        """A method that API Gateway sends to another function on one of this router's paths: never handled
+        here, but named in the Allow of this router's 405s, which would otherwise deny that it exists."""
+        self._elsewhere.append((method.upper(), _compile(path)[0]))
 
     def route(
         self,
@@ -157,9 +163,15 @@ class Routes:
 
     def _match(self, method: str, path: str) -> tuple[Route | None, Any]:
         allowed: list[str] = []
+        resource: str | None = None
         for route in self._routes:
             found = route.pattern.match(path)
             if found is None:
+                continue
+            # The most specific path that matches is the resource (routes are sorted static first): a
+            # parameter route that also matches (/rpc/skills/{skillId} for /rpc/skills/runs) is another one.
+            resource = resource or route.path
+            if route.path != resource:
                 continue
             if route.method != method:
                 allowed.append(route.method)
@@ -169,7 +181,7 @@ class Routes:
                 raise NotFound("not found")
             return route, params
         if allowed:
-            methods = sorted(set(allowed))
+            methods = sorted({*allowed, *(m for m, pattern in self._elsewhere if pattern.match(path))})
             return None, envelope(405, "method_not_allowed", f"{method} is not allowed here", {"allowed": methods},
                                   headers={"Allow": ", ".join(methods)})
         return None, envelope(404, "not_found", "no such route")

@@ -1,0 +1,56 @@
+"""The router's 405: Allow names the methods of the resource the path is, and those another function serves."""
+
+from __future__ import annotations
+
+from msgspec import Struct
+
+from skillcore.api.app import Routes
+
+
+class Ok(Struct):
+    ok: bool = True
+
+
+def _routes() -> Routes:
+    routes = Routes()
+
+    @routes.route("GET", "/rpc/skills/runs", response=Ok)
+    def list_runs(caller: object) -> Ok:
+        return Ok()
+
+    @routes.route("PATCH", "/rpc/skills/<skillId>", response=Ok)
+    def patch_skill(caller: object, skillId: str) -> Ok:  # noqa: N803 - the path parameter's name
+        return Ok()
+
+    @routes.route("GET", "/rpc/conversations/<conversationId>/messages", response=Ok)
+    def list_messages(caller: object, conversationId: str) -> Ok:  # noqa: N803
+        return Ok()
+
+    routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
+    return routes
+
+
+def _call(routes: Routes, method: str, path: str) -> dict[str, object]:
+    event = {
+        "rawPath": path,
+        "requestContext": {
+            "http": {"method": method, "path": path},
+            "authorizer": {"jwt": {"claims": {"sub": "u"}}},
+        },
+    }
+    return routes.resolve(event)
+
+
+def test_a_static_path_is_its_own_resource_not_a_value_of_a_parameter_route() -> None:
+    answer = _call(_routes(), "OPTIONS", "/rpc/skills/runs")
+    assert answer["statusCode"] == 405
+    assert answer["headers"]["Allow"] == "GET"  # not "GET, PATCH": /rpc/skills/{skillId} is another resource
+    assert _call(_routes(), "PATCH", "/rpc/skills/runs")["statusCode"] == 405
+    assert _call(_routes(), "PATCH", "/rpc/skills/memory-recall")["statusCode"] == 200
+
+
+def test_allow_names_the_methods_another_function_serves_on_the_path() -> None:
+    answer = _call(_routes(), "PUT", "/rpc/conversations/c1/messages")
+    assert answer["statusCode"] == 405
+    assert answer["headers"]["Allow"] == "GET, POST"
+    assert _call(_routes(), "GET", "/rpc/conversations/c1/messages")["statusCode"] == 200
