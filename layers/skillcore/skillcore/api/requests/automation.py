@@ -1,35 +1,49 @@
 """Request models of the automation job routes."""
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, StringConstraints, field_validator
+from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
-from skillcore.api.requests import Id, Strict, not_blank
+from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
 
+Weekday = Annotated[int, Field(ge=1, le=7, strict=True), INTEGRAL]
 LocalTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
 
 
 class AutomationConfigBody(Strict):
-    prompt: str = Field(min_length=1, max_length=2000)
+    prompt: str = Field(min_length=1, max_length=2000, json_schema_extra=NOT_BLANK)
     tools: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(max_length=8)
 
     _prompt = field_validator("prompt")(not_blank)
 
 
 class CreateAutomationJob(Strict):
+    # The schedule's rule, in the document: a weekly job needs a weekday, a daily one takes none.
+    model_config = ConfigDict(json_schema_extra={
+        "if": {"properties": {"scheduleType": {"const": "weekly"}}},
+        "then": {"required": ["weekday"], "properties": {"weekday": {"type": "integer", "minimum": 1, "maximum": 7}}},
+        "else": {"properties": {"weekday": {"type": "null"}}},
+    })
+
     title: str = Field(min_length=1, max_length=80)
     schedule_type: Literal["daily", "weekly"]
     local_time: LocalTime
-    weekday: int | None = Field(default=None, ge=1, le=7, strict=True)
+    weekday: Weekday | None = None
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     agent_id: Id | None = None
     config: AutomationConfigBody
 
 
+def _patch_schema(schema: dict[str, Any]) -> None:
+    schema["minProperties"] = 1  # an empty patch changes nothing: a 422
+    no_null_properties(schema)
+
+
 class PatchAutomationJob(Strict):
+    model_config = ConfigDict(json_schema_extra=_patch_schema)
     status: Literal["active", "paused"] | None = None
     title: str | None = Field(default=None, min_length=1, max_length=80)
     local_time: LocalTime | None = None
-    weekday: int | None = Field(default=None, ge=1, le=7, strict=True)
+    weekday: Weekday | None = None
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     config: AutomationConfigBody | None = None

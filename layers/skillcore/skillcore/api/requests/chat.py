@@ -2,12 +2,12 @@
 
 from pydantic import Field, field_validator
 
-from skillcore.api.requests import Id, Strict, not_blank
+from skillcore.api.requests import NOT_BLANK, Id, Strict, not_blank
 
 
 class PostMessage(Strict):
     client_message_id: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
-    text: str = Field(min_length=1, max_length=4000)
+    text: str = Field(min_length=1, max_length=4000, json_schema_extra=NOT_BLANK)
     agent_id: Id | None = None
 
     _text = field_validator("text")(not_blank)

@@ -1,10 +1,10 @@
 """Request models of the core routes: profile, agents, conversations, memories."""
 
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from skillcore.api.requests import Id, Paging, Strict, not_blank
+from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Paging, Strict, not_blank
 from skillcore.memory.models import MemoryStatus
 from skillcore.models import ConversationKind
 
@@ -15,7 +15,7 @@ class PutProfile(Strict):
 
 
 class CreateAgent(Strict):
-    name: str = Field(min_length=1, max_length=40)
+    name: str = Field(min_length=1, max_length=40, json_schema_extra=NOT_BLANK)
     persona: str = Field(default="", max_length=2000)
 
     _name = field_validator("name")(not_blank)
@@ -23,7 +23,7 @@ class CreateAgent(Strict):
 
 class CreateConversation(Strict):
     kind: Literal["group"]
-    agent_ids: list[Id] = Field(min_length=2, max_length=8)
+    agent_ids: list[Id] = Field(min_length=2, max_length=8, json_schema_extra={"uniqueItems": True})
     title: str | None = Field(default=None, min_length=1, max_length=80)
 
 
@@ -32,9 +32,9 @@ class ConversationQuery(Paging):
 
 
 class CreateMemory(Strict):
-    title: str = Field(min_length=1, max_length=80)
-    content: str = Field(min_length=1, max_length=1000)
-    importance: int = Field(default=3, ge=1, le=5, strict=True)
+    title: str = Field(min_length=1, max_length=80, json_schema_extra=NOT_BLANK)
+    content: str = Field(min_length=1, max_length=1000, json_schema_extra=NOT_BLANK)
+    importance: Annotated[int, Field(ge=1, le=5, strict=True), INTEGRAL] = 3
 
     _title = field_validator("title", "content")(not_blank)
 
