@@ -25,7 +25,7 @@ class CreateAutomationJob(Strict):
         "else": {"properties": {"weekday": {"type": "null"}}},
     })
 
-    title: str = Field(min_length=1, max_length=80)
+    title: str = Field(min_length=1, max_length=80, json_schema_extra=NOT_BLANK)
     schedule_type: Literal["daily", "weekly"]
     local_time: LocalTime
     weekday: Weekday | None = None
@@ -42,7 +42,7 @@ def _patch_schema(schema: dict[str, Any]) -> None:
 class PatchAutomationJob(Strict):
     model_config = ConfigDict(json_schema_extra=_patch_schema)
     status: Literal["active", "paused"] | None = None
-    title: str | None = Field(default=None, min_length=1, max_length=80)
+    title: str | None = Field(default=None, min_length=1, max_length=80, json_schema_extra=NOT_BLANK)
     local_time: LocalTime | None = None
     weekday: Weekday | None = None
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
