@@ -36,7 +36,7 @@ from skillcore_local.template import ROOT
 
 DOCUMENT = ROOT / "openapi.json"
 CONFIG = ROOT / "schemathesis.toml"
-DEFAULT_MAX_EXAMPLES = 20
+DEFAULT_MAX_EXAMPLES = 100
 DEFAULT_SEED = 20261203
 
 
