@@ -74,7 +74,7 @@ def call(routes: Routes, method: str, path: str, **kwargs: Any) -> tuple[int, di
         ("/rpc/health", "GET"),
         ("/rpc/agents/", "GET, POST"),
         ("/rpc/agents/a-1/", "GET"),
-        ("/rpc/skills/runs", "GET, PATCH"),  # a literal route and a parameter route both match
+        ("/rpc/skills/runs", "GET"),  # the literal route is the resource: PATCH /rpc/skills/{skillId} is another
         ("/rpc/skills/goal-setting", "PATCH"),
         ("/rpc/skills/background-jobs/j-1/cancel", "POST"),
     ],

@@ -6,10 +6,13 @@ pydantic classes at cold start than its routes use. No `from __future__ import a
 modules: with string annotations pydantic compiles each one when the class is defined.
 """
 
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
 from pydantic.alias_generators import to_camel
+
+if TYPE_CHECKING:
+    from pydantic.json_schema import JsonDict
 
 
 class Strict(BaseModel):
@@ -31,7 +34,7 @@ def not_blank(value: str) -> str:
 
 
 # What the document says of a text that not_blank checks: one character at least that is not in BLANK.
-NOT_BLANK = {"pattern": "[^" + "".join(f"\\u{ord(char):04x}" for char in sorted(BLANK)) + "]"}
+NOT_BLANK: "JsonDict" = {"pattern": "[^" + "".join(f"\\u{ord(char):04x}" for char in sorted(BLANK)) + "]"}
 
 
 def no_null_properties(schema: dict[str, Any]) -> None:
