@@ -105,11 +105,12 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
     job = owned_job(db, user_id, job_id)
     if "config" in changes:
         _check_tools(skills, changes["config"])
-    merged = replace(job, **{k: v for k, v in changes.items() if k != "weekday"})
-    weekday = changes.get("weekday", job.weekday)
-    schedule = _schedule(merged.schedule_type, merged.local_time, weekday, merged.timezone)
+    # The schedule is checked first, for its own errors (invalid_timezone, the field's path); the job
+    # record then checks itself as a whole.
+    schedule = _schedule(job.schedule_type, changes.get("local_time", job.local_time),
+                         changes.get("weekday", job.weekday), changes.get("timezone", job.timezone))
     updated = replace(
-        merged, weekday=weekday, next_run_at=next_run(schedule, now), revision=job.revision + 1, updated_at=now,
+        job, **changes, next_run_at=next_run(schedule, now), revision=job.revision + 1, updated_at=now,
         # A rescheduled or paused job abandons a slot it was retrying.
         current_slot=None, slot_attempts=0,
     )
