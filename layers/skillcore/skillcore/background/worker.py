@@ -62,9 +62,12 @@ class ScanSummary(Struct):
 
 
 class _Delivery:
-    """Set once the job's message exists: from then on the job can only succeed."""
+    """`done` once the job's message exists: from then on the job can only succeed. `audited` once this
+    attempt's `allowed` decision was written, in the message's own transaction: a worker that dies right
+    after its message leaves the audit of the attempt that wrote it complete."""
 
     done = False
+    audited = False
 
 
 class TransientJobError(Exception):
@@ -202,7 +205,7 @@ class Worker:
         delivery = _Delivery()
         try:
             faults.hit(faults.FaultPoint.BACKGROUND_BEFORE_SIDE_EFFECT)
-            definition.execute(payload, self._ports(job, now, delivery))
+            definition.execute(payload, self._ports(job, now, delivery, allowed))
         except faults.InjectedCrash:
             raise
         except Exception as error:  # noqa: BLE001 - classified below; never shown, never invented around
@@ -211,12 +214,12 @@ class Worker:
                 # The message is out: the job succeeded. Only the summary may lag, and it is repaired
                 # here if possible, else by the conversation's next message (it only moves forward).
                 self._repair_summary_quietly(job, now)
-                return self._succeed(job, now, summary, [allowed], reason="succeeded")
+                return self._succeed(job, now, summary, [] if delivery.audited else [allowed], reason="succeeded")
             transient = isinstance(error, faults.InjectedTransientError | TransientJobError | ClientError)
             code = "transient_error" if transient else "handler_error"
             self._fail_attempt(job, now, code, transient=transient, summary=summary, pending=[allowed])
             return
-        self._succeed(job, now, summary, [allowed], reason="succeeded")
+        self._succeed(job, now, summary, [] if delivery.audited else [allowed], reason="succeeded")
 
     def _succeed(self, job: BackgroundJob, now: datetime, summary: ScanSummary, pending: list[AuditEvent],
                  *, reason: str) -> None:
@@ -244,18 +247,21 @@ class Worker:
         ]
         return grant_store.read_policy_state(self._db, job.user_id, grant_keys)
 
-    def _ports(self, job: BackgroundJob, now: datetime, delivery: _Delivery) -> BackgroundPorts:
+    def _ports(self, job: BackgroundJob, now: datetime, delivery: _Delivery, allowed: AuditEvent) -> BackgroundPorts:
         def write_agent_message(text: str) -> None:
             message = Message(
                 message_id=job.job_id, conversation_id=job.conversation_id, role=Role.ASSISTANT,
                 agent_id=job.agent_id, text=text, origin=Origin.BACKGROUND, created_at=now,
             )
-            # The message and its count, atomically: a second write (a retry) changes neither.
+            # The message, its count and the decision that allowed it, atomically: a second write (a retry)
+            # changes none of them, and no message exists without the `allowed` event of its attempt.
             try:
                 self._db.client.transact_write_items(TransactItems=[
                     message_store.put_message_op(self._db, message, job.user_id),
                     conversation_store.count_messages_op(self._db, job.user_id, job.conversation_id, added=1),
+                    audit_store.put_audit_op(self._db, allowed),
                 ])
+                delivery.audited = True
             except ClientError as error:
                 if transaction_reasons(error)[:1] != ["ConditionalCheckFailed"]:
                     raise
