@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
-from skillcore.automation.models import AutomationConfig, AutomationJob, AutomationRun, AutomationStatus, RunStatus
+from skillcore.automation.models import (
+    AutomationConfig,
+    AutomationJob,
+    AutomationRun,
+    AutomationStatus,
+    RunStatus,
+)
 from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.db import automation as automation_store
