@@ -1,7 +1,7 @@
 """Items that no longer read (written straight to the table, as a bad restore or an old version would) among
 other users' due work, over real HTTP: the scan runs everyone else's jobs, counts and logs the bad items,
-takes them out of the due index; the owner's list routes skip them and a get answers 500 `internal` with
-nothing of the item in it."""
+takes them out of the due index; the owner's list routes skip them, a get answers 500 `internal` with
+nothing of the item in it, and the owner can still delete the job."""
 
 from __future__ import annotations
 
@@ -80,3 +80,7 @@ def test_corrupt_items_never_stop_the_scan_for_the_others(stack):
     status, body = broken.call("GET", f"/rpc/automation-jobs/{bad_auto['jobId']}")
     assert status == 500 and body["error"]["code"] == "internal"
     assert "title" not in body["error"]["message"] and "Key" not in body["error"]["message"]
+    # Only its owner can delete it (anyone else is told it does not exist), and then it is gone.
+    assert healthy.call("DELETE", f"/rpc/automation-jobs/{bad_auto['jobId']}")[0] == 404
+    assert broken.call("DELETE", f"/rpc/automation-jobs/{bad_auto['jobId']}")[0] == 204
+    assert broken.call("GET", f"/rpc/automation-jobs/{bad_auto['jobId']}")[0] == 404

@@ -118,6 +118,14 @@ def replace_job_op(db: Db, job: AutomationJob, *, expected_revision: int) -> dic
     }
 
 
+def owner_of(db: Db, job_id: str) -> str | None:
+    """Only the owner of a job item, which reads even when the rest of the item does not."""
+    response = db.client.get_item(TableName=db.tables.automation_jobs, Key=key(pk=job_id), ConsistentRead=True,
+                                  ProjectionExpression="#u", ExpressionAttributeNames={"#u": "userId"})
+    owner = (from_item(response.get("Item")) or {}).get("userId")
+    return owner if isinstance(owner, str) else None
+
+
 def delete_job(db: Db, job_id: str) -> None:
     db.client.delete_item(TableName=db.tables.automation_jobs, Key=key(pk=job_id))
 

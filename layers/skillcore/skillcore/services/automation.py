@@ -19,6 +19,7 @@ from skillcore.db.dynamo import Db, is_condition_failure
 from skillcore.errors import NotFound, RuleViolation, VersionConflict
 from skillcore.ids import new_id, stable_id
 from skillcore.models import Profile
+from skillcore.records import UnreadableRecord
 from skillcore.services.profile import DEFAULT_TIMEZONE
 from skillcore.skills.builtin import Skills
 from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE
@@ -124,7 +125,12 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
 
 
 def delete_job(db: Db, user_id: str, job_id: str) -> None:
-    owned_job(db, user_id, job_id)
+    try:
+        owned_job(db, user_id, job_id)
+    except UnreadableRecord:
+        # A job that no longer reads can still be deleted by its owner (and only by them).
+        if store.owner_of(db, job_id) != user_id:
+            raise NotFound("automation job not found") from None
     store.delete_job(db, job_id)
 
 
