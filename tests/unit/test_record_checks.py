@@ -82,3 +82,21 @@ def test_an_item_missing_attributes_reads_as_one_error_without_its_text(missing)
         assert "每日" not in str(error) and error.__cause__ is None and error.__suppress_context__
     else:  # only optional attributes were missing
         assert job.job_id == "j1"
+
+
+def test_a_skipped_item_is_logged_once_with_its_type_and_id_and_no_text(caplog):
+    from skillcore.records import ScanFailures
+
+    failures, quarantined = ScanFailures(), []
+    secret = {"pk": "job-7", "title": "CANARY-我每周三游泳"}
+    with pytest.raises(UnreadableRecord) as raised:
+        automation_store.job_from_item(secret)
+    with caplog.at_level("ERROR", logger="skillcore"):
+        assert failures.record("automation_job", "job-7", raised.value, quarantine=quarantined.append) is True
+        assert failures.record("automation_job", "job-7", raised.value, quarantine=quarantined.append) is False
+        assert failures.record("background_job", "job-8", RuntimeError("CANARY in a message")) is True
+    lines = [r for r in caplog.records if r.getMessage() == "scan skipped an item"]
+    assert [(r.item_type, r.item_id, r.error_type) for r in lines] == [
+        ("automation_job", "job-7", "KeyError"), ("background_job", "job-8", "RuntimeError")]
+    assert all(r.exc_info is None for r in lines) and "CANARY" not in caplog.text
+    assert failures.count == 2 and quarantined == ["job-7"]  # only an unreadable item leaves the index
