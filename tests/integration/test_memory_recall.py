@@ -70,7 +70,7 @@ def test_recall_without_grant_is_denied_and_reads_nothing(fns):
     body = say(chat, agent["defaultConversationId"], "你还记得我喜欢什么吗", "r1")
     assert body["run"]["kind"] == "tool" and body["run"]["outcome"] == "denied"
     assert body["run"]["skillId"] == "memory-recall"
-    assert "Skills page" in body["reply"]["text"] and "爬山" not in body["reply"]["text"]
+    assert "Skills 页面" in body["reply"]["text"] and "爬山" not in body["reply"]["text"]  # in the user's language
     events = audit(rpc)
     assert [(e["action"], e["decision"]) for e in events] == [("tool.execute", "denied")]
     assert events[0]["reason"] == "grant_missing" and events[0]["metadata"]["missingPermissions"] == ["memory:read"]

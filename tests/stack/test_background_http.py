@@ -134,6 +134,8 @@ def test_without_the_grant_creation_is_refused(alice: Caller) -> None:
     })
     status, body = alice.create(agent)
     assert status == 422 and body["error"]["code"] == "permission_required"
+    assert body["error"]["details"]["skillId"] == "goal-check-in-reminder"
+    assert body["error"]["details"]["permissionCode"] == "proactive_message:write"
     assert alice.create(other)[0] == 201
 
 

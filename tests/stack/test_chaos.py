@@ -155,6 +155,16 @@ def test_crashes_on_every_attempt_fail_the_job_without_a_message(world: World) -
     assert background_messages(world)[job.job_id] == 0
 
 
+def _at(event: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(event["at"].replace("Z", "+00:00"))
+
+
+def _allowed_attempts(world: World, job: BackgroundJob) -> list[int]:
+    """The attempts whose `background.execute` decision was `allowed`, as the audit shows them."""
+    return sorted(int(e["metadata"]["attempt"]) for e in audit_by_job(world)[job.job_id]
+                  if e["action"] == "background.execute" and e["decision"] == "allowed")
+
+
 def _message_then_crash(world: World, job: BackgroundJob, *, transient_first: int = 0) -> datetime:
     """Runs the job `transient_first` times into a transient error, then once into a crash right after its
     message was written, and lets the lease expire. Returns the time of that recovery scan."""
@@ -181,6 +191,11 @@ def test_crash_after_the_message_is_finished_by_lease_recovery_without_a_second_
     assert item["status"] == "succeeded" and item["attempts"] == 1 and "lastErrorCode" not in item
     assert _state(world, job) == ("succeeded", 1)
     assert at < T0 + timedelta(minutes=10)
+    # The attempt that wrote the message left its `allowed` decision, although its worker died before finishing.
+    assert _allowed_attempts(world, job) == [1]
+    decisions = [(e["decision"], e["reason"]) for e in sorted(audit_by_job(world)[job.job_id], key=_at)
+                 if e["action"] == "background.execute"]
+    assert decisions == [("allowed", "allowed"), ("succeeded", "already_delivered")]
 
 
 def test_crash_after_the_message_on_the_last_attempt_still_counts_the_delivered_message(world: World) -> None:
@@ -190,6 +205,7 @@ def test_crash_after_the_message_on_the_last_attempt_still_counts_the_delivered_
     _message_then_crash(world, job, transient_first=2)
     item = job_items(world)[job.job_id]
     status, messages = item["status"], background_messages(world)[job.job_id]
+    assert _allowed_attempts(world, job) == [1, 2, 3]  # the transient ones, and the one that wrote the message
     assert (status, messages) == ("succeeded", 1), (
         f"job ended {status} (attempts {item['attempts']}/{item['maxAttempts']}, lastErrorCode "
         f"{item.get('lastErrorCode')}) although its message {job.job_id} was delivered"
@@ -439,6 +455,10 @@ def test_storm_of_crashes_cancels_and_revokes_keeps_every_invariant(world: World
                 f"but its message was delivered"
             )
         succeeded_events = [e for e in execute if e["decision"] == "succeeded"]
+        if count and job.job_id in message_times and not any(
+            e["decision"] == "allowed" and _at(e) == message_times[job.job_id] for e in execute
+        ):
+            violations.append(f"{job.job_id}: its message has no `allowed` decision of the attempt that wrote it")
         if status == "succeeded" and len(succeeded_events) != 1:
             violations.append(f"{job.job_id}: succeeded with {len(succeeded_events)} succeeded events")
         if status != "succeeded" and succeeded_events:

@@ -113,7 +113,8 @@ def test_recall_without_grant_reads_nothing_and_hints_at_the_grant(stack: StackC
     assert body["run"]["kind"] == "tool" and body["run"]["outcome"] == "denied"
     assert body["run"]["skillId"] == "memory-recall"
     assert "爬山" not in body["reply"]["text"]
-    assert "Skills page" in body["reply"]["text"]
+    # The notice is in the conversation's language (a Chinese question here) and names the permission.
+    assert "Skills 页面" in body["reply"]["text"] and "memory:read" in body["reply"]["text"]
     assert body["run"].get("memoriesUsed") in (None, 0)
 
     events = alice.audit()
@@ -123,6 +124,8 @@ def test_recall_without_grant_reads_nothing_and_hints_at_the_grant(stack: StackC
     assert _tool_executions_of(stack, alice.user) == []  # denied before any execution record
     (run,) = alice.runs()
     assert run["kind"] == "tool" and run["outcome"] == "denied"
+    english = alice.say(mika, "do you remember what I like?", "r1-en")
+    assert "Skills page" in english["reply"]["text"] and "爬山" not in english["reply"]["text"]
 
 
 # ---------------------------------------------------------------------------------------------- check 4

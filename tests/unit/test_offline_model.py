@@ -131,7 +131,8 @@ def test_echo_uses_the_last_user_message_with_text() -> None:
 
 
 def test_echo_without_any_user_message() -> None:
-    assert OfflineModel().converse(ModelRequest(system=(), messages=())).text == "I hear you: “”."
+    # No text shows a language: the default, Chinese (skillcore/language.py).
+    assert OfflineModel().converse(ModelRequest(system=(), messages=())).text == "我听到了：“”。"
 
 
 @pytest.mark.parametrize(

@@ -5,6 +5,7 @@ field's name, so the message says what was wrong where."""
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 
 def matches(value: object, pattern: str | re.Pattern[str]) -> bool:
@@ -20,3 +21,15 @@ def text(value: object, longest: int) -> bool:
 def integer(value: object, lowest: int, highest: int | None = None) -> bool:
     """Exactly an int (not a bool or "3") from `lowest` to `highest`, inclusive; no upper bound if None."""
     return type(value) is int and value >= lowest and (highest is None or value <= highest)
+
+
+def aware(value: object, *, optional: bool = False) -> bool:
+    """A timezone-aware datetime (stored times are instants; a naive one has no meaning), or None if optional."""
+    if value is None:
+        return optional
+    return isinstance(value, datetime) and value.utcoffset() is not None
+
+
+def instance(value: object, kind: type | tuple[type, ...], *, optional: bool = False) -> bool:
+    """Exactly an instance of `kind` (an enum member, not its string), or None if optional."""
+    return (optional and value is None) or isinstance(value, kind)

@@ -60,6 +60,7 @@ from skillcore.observability import logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
+from skillcore.records import ScanFailures, UnreadableRecord
 from skillcore.skills.builtin import Skills
 from skillcore.skills.memory_extraction import AutomationSkillDefinition
 from skillcore.skills.memory_tools import AutomationTool
@@ -110,8 +111,11 @@ class AutomationRunner:
         self._batch = batch_size
 
     # -- the scan ------------------------------------------------------------------------------------
-    def scan(self, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int) -> int:
-        """Runs every due slot it wins while time remains; returns the number of runs recorded."""
+    def scan(self, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int,
+             failures: ScanFailures | None = None) -> int:
+        """Runs every due slot it wins while time remains; returns the number of runs recorded. A job that
+        cannot be read or claimed is recorded in `failures` and skipped: it never stops the other users' jobs."""
+        failures = failures if failures is not None else ScanFailures()
         runs = 0
         start = self._rng.randrange(SHARDS)
         for offset in range(SHARDS):
@@ -122,16 +126,27 @@ class AutomationRunner:
                 for job in due:
                     if remaining_ms() <= margin_ms:
                         break
+                    if isinstance(job, UnreadableRecord):
+                        won += self._skip(failures, job.item_id, job, now)
+                        continue
                     if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
                         continue
-                    claimed = self.claim(job, now)
-                    if claimed is None:
-                        continue
-                    won += 1
-                    runs += self.run_slot(claimed, now)
+                    try:
+                        claimed = self.claim(job, now)
+                        if claimed is None:
+                            continue
+                        won += 1
+                        runs += self.run_slot(claimed, now)
+                    except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                        won += self._skip(failures, job.job_id, error, now)
                 if len(due) < self._batch or won == 0:
                     break
         return runs
+
+    def _skip(self, failures: ScanFailures, job_id: str, error: BaseException, now: datetime) -> int:
+        """Records a job this scan cannot handle; 1 if it was new to this scan (progress), else 0."""
+        return int(failures.record(store.JOB_KIND, job_id, error,
+                                   quarantine=lambda item_id: store.quarantine(self._db, item_id, now)))
 
     def claim(self, job: AutomationJob, now: datetime) -> AutomationJob | None:
         schedule = schedule_of(job)

@@ -38,6 +38,7 @@ from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decis
 from skillcore.policy.gate import PolicyInput, scope_candidates
 from skillcore.policy.gate import decide as policy_decide
 from skillcore.policy.grants import PermissionGrant
+from skillcore.records import ScanFailures, UnreadableRecord
 from skillcore.skills.background import BackgroundPorts, BackgroundRegistry
 
 DEFAULT_BATCH = 20
@@ -61,9 +62,12 @@ class ScanSummary(Struct):
 
 
 class _Delivery:
-    """Set once the job's message exists: from then on the job can only succeed."""
+    """`done` once the job's message exists: from then on the job can only succeed. `audited` once this
+    attempt's `allowed` decision was written, in the message's own transaction: a worker that dies right
+    after its message leaves the audit of the attempt that wrote it complete."""
 
     done = False
+    audited = False
 
 
 class TransientJobError(Exception):
@@ -82,9 +86,12 @@ class Worker:
         self._rng = rng or random.Random()
 
     # -- the scan ------------------------------------------------------------------------------------
-    def scan(self, now: datetime, remaining_ms: Callable[[], int] = lambda: 10**9) -> ScanSummary:
+    def scan(self, now: datetime, remaining_ms: Callable[[], int] = lambda: 10**9,
+             failures: ScanFailures | None = None) -> ScanSummary:
+        """`failures` collects the items this scan skipped (one job's failure never stops the others)."""
         summary = ScanSummary()
-        self.recover(now, summary)
+        failures = failures if failures is not None else ScanFailures()
+        self.recover(now, summary, failures)
         # Each scanner walks the shards in its own random order and takes a batch's candidates in random
         # order; when it loses a race it leaves that shard to whoever won and moves on. Concurrent scanners
         # therefore spread out instead of queueing behind one another on the same index entries.
@@ -102,35 +109,58 @@ class Worker:
                 self._rng.shuffle(candidates)
                 claimed_here = 0
                 for candidate in candidates:
+                    if isinstance(candidate, UnreadableRecord):
+                        claimed_here += self._skip(failures, candidate.item_id, candidate, now)
+                        continue
                     lost_before = summary.lost_races
-                    job = self.claim(candidate, now, summary)
-                    if job is not None:
-                        claimed_here += 1
-                        self.run(job, now, summary)
-                    elif summary.lost_races > lost_before:
+                    try:
+                        job = self.claim(candidate, now, summary)
+                        if job is not None:
+                            claimed_here += 1
+                            self.run(job, now, summary)
+                    except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                        claimed_here += self._skip(failures, candidate.job_id, error, now)
+                        continue
+                    if job is None and summary.lost_races > lost_before:
                         break  # another scanner works this shard: go elsewhere, come back later
                 else:
                     if claimed_here == 0 and len(candidates) < self._batch:
-                        exhausted.add(shard_no)  # only stale entries left here; the index will catch up
+                        # Only stale entries (the index will catch up) or items this scan already skipped.
+                        exhausted.add(shard_no)
         return summary
 
-    def recover(self, now: datetime, summary: ScanSummary) -> None:
+    def recover(self, now: datetime, summary: ScanSummary, failures: ScanFailures | None = None) -> None:
         """Running jobs whose lease expired: their worker died. Retry them (or fail them at maxAttempts)."""
+        failures = failures if failures is not None else ScanFailures()
         for shard_no in range(SHARDS):
             for candidate in job_store.expired_leases(self._db, shard_no, now, limit=100):
-                job = job_store.get_job(self._db, candidate.job_id)
-                if job is None or job.status is not JobStatus.RUNNING or (
-                    job.lease_expires_at is not None and job.lease_expires_at >= now
-                ):
+                if isinstance(candidate, UnreadableRecord):
+                    self._skip(failures, candidate.item_id, candidate, now)
                     continue
-                if self.delivered(job):
-                    # Its worker died after delivering: the job succeeded; finish its bookkeeping.
-                    self._repair_summary_quietly(job, now)
-                    self._succeed(job, now, summary, [], reason="already_delivered")
-                    summary.recovered += 1
-                    continue
-                if self._fail_attempt(job, now, "lease_expired", transient=True, summary=summary):
-                    summary.recovered += 1
+                try:
+                    self._recover_one(candidate, now, summary)
+                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                    self._skip(failures, candidate.job_id, error, now)
+
+    def _recover_one(self, candidate: job_store.Candidate, now: datetime, summary: ScanSummary) -> None:
+        job = job_store.get_job(self._db, candidate.job_id)
+        if job is None or job.status is not JobStatus.RUNNING or (
+            job.lease_expires_at is not None and job.lease_expires_at >= now
+        ):
+            return
+        if self.delivered(job):
+            # Its worker died after delivering: the job succeeded; finish its bookkeeping.
+            self._repair_summary_quietly(job, now)
+            self._succeed(job, now, summary, [], reason="already_delivered")
+            summary.recovered += 1
+            return
+        if self._fail_attempt(job, now, "lease_expired", transient=True, summary=summary):
+            summary.recovered += 1
+
+    def _skip(self, failures: ScanFailures, job_id: str, error: BaseException, now: datetime) -> int:
+        """Records a job this scan cannot handle; 1 if it was new to this scan (progress), else 0."""
+        return int(failures.record(job_store.JOB_KIND, job_id, error,
+                                   quarantine=lambda item_id: job_store.quarantine(self._db, item_id, now)))
 
     def claim(self, candidate: job_store.Candidate, now: datetime, summary: ScanSummary) -> BackgroundJob | None:
         if candidate.status not in DUE:
@@ -175,7 +205,7 @@ class Worker:
         delivery = _Delivery()
         try:
             faults.hit(faults.FaultPoint.BACKGROUND_BEFORE_SIDE_EFFECT)
-            definition.execute(payload, self._ports(job, now, delivery))
+            definition.execute(payload, self._ports(job, now, delivery, allowed))
         except faults.InjectedCrash:
             raise
         except Exception as error:  # noqa: BLE001 - classified below; never shown, never invented around
@@ -184,12 +214,12 @@ class Worker:
                 # The message is out: the job succeeded. Only the summary may lag, and it is repaired
                 # here if possible, else by the conversation's next message (it only moves forward).
                 self._repair_summary_quietly(job, now)
-                return self._succeed(job, now, summary, [allowed], reason="succeeded")
+                return self._succeed(job, now, summary, [] if delivery.audited else [allowed], reason="succeeded")
             transient = isinstance(error, faults.InjectedTransientError | TransientJobError | ClientError)
             code = "transient_error" if transient else "handler_error"
             self._fail_attempt(job, now, code, transient=transient, summary=summary, pending=[allowed])
             return
-        self._succeed(job, now, summary, [allowed], reason="succeeded")
+        self._succeed(job, now, summary, [] if delivery.audited else [allowed], reason="succeeded")
 
     def _succeed(self, job: BackgroundJob, now: datetime, summary: ScanSummary, pending: list[AuditEvent],
                  *, reason: str) -> None:
@@ -217,18 +247,21 @@ class Worker:
         ]
         return grant_store.read_policy_state(self._db, job.user_id, grant_keys)
 
-    def _ports(self, job: BackgroundJob, now: datetime, delivery: _Delivery) -> BackgroundPorts:
+    def _ports(self, job: BackgroundJob, now: datetime, delivery: _Delivery, allowed: AuditEvent) -> BackgroundPorts:
         def write_agent_message(text: str) -> None:
             message = Message(
                 message_id=job.job_id, conversation_id=job.conversation_id, role=Role.ASSISTANT,
                 agent_id=job.agent_id, text=text, origin=Origin.BACKGROUND, created_at=now,
             )
-            # The message and its count, atomically: a second write (a retry) changes neither.
+            # The message, its count and the decision that allowed it, atomically: a second write (a retry)
+            # changes none of them, and no message exists without the `allowed` event of its attempt.
             try:
                 self._db.client.transact_write_items(TransactItems=[
                     message_store.put_message_op(self._db, message, job.user_id),
                     conversation_store.count_messages_op(self._db, job.user_id, job.conversation_id, added=1),
+                    audit_store.put_audit_op(self._db, allowed),
                 ])
+                delivery.audited = True
             except ClientError as error:
                 if transaction_reasons(error)[:1] != ["ConditionalCheckFailed"]:
                     raise

@@ -28,6 +28,7 @@ from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.due_index import due_attrs, query_due
 from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
 from skillcore.errors import AlreadyExists
+from skillcore.records import UnreadableRecord, quarantine_op, read_record, readable
 
 BY_USER = "byUser"
 
@@ -50,7 +51,16 @@ def to_job_item(job: AutomationJob) -> dict[str, Any]:
     return to_item(data)
 
 
+JOB_KIND = "automation_job"
+RUN_KIND = "automation_run"
+
+
 def job_from_item(item: dict[str, Any]) -> AutomationJob:
+    """The job of an item; UnreadableRecord (type and id only) when the item does not make a valid job."""
+    return read_record(JOB_KIND, item, _job)
+
+
+def _job(item: dict[str, Any]) -> AutomationJob:
     def t(name: str) -> datetime | None:
         return parse_time(item[name]) if item.get(name) else None
 
@@ -93,7 +103,7 @@ def get_job(db: Db, job_id: str, *, consistent: bool = True) -> AutomationJob | 
 def list_jobs(db: Db, user_id: str, *, limit: int, cursor: str | None) -> tuple[list[AutomationJob], str | None]:
     page = query_page(db, table=db.tables.automation_jobs, index=BY_USER, partition=("userId", user_id),
                       limit=limit, cursor=cursor)
-    return [job_from_item(i) for i in page.items], page.next_cursor
+    return readable(JOB_KIND, page.items, _job), page.next_cursor
 
 
 def replace_job_op(db: Db, job: AutomationJob, *, expected_revision: int) -> dict[str, Any]:
@@ -108,14 +118,38 @@ def replace_job_op(db: Db, job: AutomationJob, *, expected_revision: int) -> dic
     }
 
 
+def owner_of(db: Db, job_id: str) -> str | None:
+    """Only the owner of a job item, which reads even when the rest of the item does not."""
+    response = db.client.get_item(TableName=db.tables.automation_jobs, Key=key(pk=job_id), ConsistentRead=True,
+                                  ProjectionExpression="#u", ExpressionAttributeNames={"#u": "userId"})
+    owner = (from_item(response.get("Item")) or {}).get("userId")
+    return owner if isinstance(owner, str) else None
+
+
 def delete_job(db: Db, job_id: str) -> None:
     db.client.delete_item(TableName=db.tables.automation_jobs, Key=key(pk=job_id))
 
 
-def due_jobs(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[AutomationJob]:
-    """Due active jobs of one shard, as the (eventually consistent) index shows them."""
-    items = query_due(db, db.tables.automation_jobs, shard_no, now, limit=limit)
-    return [job_from_item(from_item(i) or {}) for i in items]
+def due_jobs(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[AutomationJob | UnreadableRecord]:
+    """Due active jobs of one shard, as the (eventually consistent) index shows them; an item that does not
+    read is handed back as its UnreadableRecord, for the scan to isolate (it never fails the batch)."""
+    jobs: list[AutomationJob | UnreadableRecord] = []
+    for raw in query_due(db, db.tables.automation_jobs, shard_no, now, limit=limit):
+        try:
+            jobs.append(job_from_item(from_item(raw) or {}))
+        except UnreadableRecord as error:
+            jobs.append(error)
+    return jobs
+
+
+def quarantine(db: Db, job_id: str, now: datetime) -> None:
+    """An unreadable job leaves the due index (see records.quarantine_op); gone meanwhile is fine."""
+    op = quarantine_op(db.tables.automation_jobs, job_id, ("dueShard", "dueAt"), to_sort_time(now))
+    try:
+        db.client.update_item(**op["Update"])
+    except ClientError as error:
+        if not is_condition_failure(error):
+            raise
 
 
 # -- runs ---------------------------------------------------------------------------------------------
@@ -130,6 +164,10 @@ def to_run_item(run: AutomationRun) -> dict[str, Any]:
 
 
 def run_from_item(item: dict[str, Any]) -> AutomationRun:
+    return read_record(RUN_KIND, item, _run)
+
+
+def _run(item: dict[str, Any]) -> AutomationRun:
     return AutomationRun(
         job_id=item["pk"], run_id=item["runId"], scheduled_slot=parse_time(item["sk"]),
         status=RunStatus(item["status"]), error_code=item.get("errorCode"),
@@ -154,4 +192,4 @@ def get_run(db: Db, job_id: str, slot: datetime) -> AutomationRun | None:
 def list_runs(db: Db, job_id: str, *, limit: int, cursor: str | None) -> tuple[list[AutomationRun], str | None]:
     page = query_page(db, table=db.tables.automation_runs, partition=("pk", job_id), limit=limit, cursor=cursor,
                       newest_first=True)
-    return [run_from_item(i) for i in page.items], page.next_cursor
+    return readable(RUN_KIND, page.items, _run), page.next_cursor

@@ -37,6 +37,7 @@ from skillcore.db.dynamo import (
     to_value,
 )
 from skillcore.errors import Conflict
+from skillcore.records import UnreadableRecord, quarantine_op, read_record, readable
 
 LEASE_INDEX = "leases"
 BY_USER = "byUser"
@@ -69,7 +70,15 @@ def to_job_item(job: BackgroundJob) -> dict[str, Any]:
     return to_item(data)
 
 
+JOB_KIND = "background_job"
+
+
 def job_from_item(item: dict[str, Any]) -> BackgroundJob:
+    """The job of an item; UnreadableRecord (type and id only) when the item does not make a valid job."""
+    return read_record(JOB_KIND, item, _job)
+
+
+def _job(item: dict[str, Any]) -> BackgroundJob:
     def t(name: str) -> datetime | None:
         return parse_time(item[name]) if item.get(name) else None
 
@@ -106,7 +115,7 @@ def list_jobs(
         newest_first=True, filter_expression="#status = :status" if status else None,
         names={"#status": "status"} if status else None, values={":status": status.value} if status else None,
     )
-    return [job_from_item(i) for i in page.items], page.next_cursor
+    return readable(JOB_KIND, page.items, _job), page.next_cursor
 
 
 # -- transitions ------------------------------------------------------------------------------------
@@ -119,18 +128,37 @@ class Candidate(Struct, frozen=True):
     status: JobStatus
 
 
-def _candidates(response: dict[str, Any]) -> list[Candidate]:
-    return [
-        Candidate(job_id=i["pk"]["S"], revision=int(i["revision"]["N"]), status=JobStatus(i["status"]["S"]))
-        for i in response.get("Items", [])
-    ]
+def _candidate(raw: dict[str, Any]) -> Candidate:
+    return Candidate(job_id=raw["pk"]["S"], revision=int(raw["revision"]["N"]), status=JobStatus(raw["status"]["S"]))
 
 
-def due_candidates(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate]:
+def _candidates(response: dict[str, Any]) -> list[Candidate | UnreadableRecord]:
+    """Index entries; an entry that does not read is handed back as its UnreadableRecord for the scan to
+    isolate, so one bad item never fails the batch."""
+    found: list[Candidate | UnreadableRecord] = []
+    for raw in response.get("Items", []):
+        try:
+            found.append(read_record(JOB_KIND, raw, _candidate))
+        except UnreadableRecord as error:
+            found.append(error)
+    return found
+
+
+def due_candidates(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate | UnreadableRecord]:
     return _candidates({"Items": query_due(db, db.tables.jobs, shard_no, now, limit=limit)})
 
 
-def expired_leases(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate]:
+def quarantine(db: Db, job_id: str, now: datetime) -> None:
+    """An unreadable job leaves the due and lease indexes (see records.quarantine_op); gone meanwhile is fine."""
+    op = quarantine_op(db.tables.jobs, job_id, ("dueShard", "dueAt", "leaseShard", "leaseAt"), to_sort_time(now))
+    try:
+        db.client.update_item(**op["Update"])
+    except ClientError as error:
+        if not is_condition_failure(error):
+            raise
+
+
+def expired_leases(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate | UnreadableRecord]:
     response = db.client.query(
         TableName=db.tables.jobs, IndexName=LEASE_INDEX,
         KeyConditionExpression="#shard = :shard AND #lease < :now",

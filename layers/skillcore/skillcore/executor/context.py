@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
+from itertools import chain
 from typing import Any
 
 from msgspec import Struct
 
 from skillcore.db.sessions import WorkflowSession
-from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
+from skillcore.language import Language, choose
+from skillcore.models import AgentCard, Conversation, Message, Role, RunKind, RunOutcome
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
 
@@ -33,6 +35,21 @@ class TurnContext(Struct):
         if self._history is None:
             self._history = self.load_history()
         return self._history
+
+    def language(self, *, read_history: bool = True) -> Language:
+        """The user's language for this turn (skillcore/language.py): this text, else their earlier messages
+        here (read only when this text shows no language; with read_history=False, as workflows that never
+        read history, the conversation's last message preview instead), else the default."""
+
+        def earlier() -> Iterator[str]:
+            if not read_history:
+                yield self.conversation.last_message_preview or ""
+                return
+            for message in reversed(self.history()):
+                if message.role is Role.USER:
+                    yield message.text
+
+        return choose(chain((self.text,), earlier()))
 
     def grants(self) -> tuple[PermissionGrant, ...]:
         """The user's permission grants, read once and only when a skill needs a permission."""

@@ -14,12 +14,13 @@ from msgspec.structs import replace
 from skillcore.db.sessions import SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
 from skillcore.executor.selection import select_prompts, select_workflow
+from skillcore.language import Language, detect
 from skillcore.model.port import BlockKind, ChatMessage, ChatModel, ModelError, ModelRequest, SystemBlock
 from skillcore.models import Role, RunKind, RunOutcome
 from skillcore.observability import logger
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
-from skillcore.skills.matchers import MatchKind, is_chinese
+from skillcore.skills.matchers import MatchKind
 
 CANCEL_COMMANDS = ("/cancel", "取消")
 
@@ -78,7 +79,8 @@ class Executor:
             # The skill was disabled (or its version withdrawn) mid-session: the session ends quietly and
             # the turn continues down the chain, since a disabled skill is never triggered.
             return None
-        transition = definition.handler.advance(session, ctx.text, chinese=is_chinese(ctx.text))
+        # The session keeps its language; only a message that shows Chinese switches it (goal_setting.py).
+        transition = definition.handler.advance(session, ctx.text, chinese=detect(ctx.text) is Language.ZH)
         return self._workflow_result(ctx, definition, transition, session)
 
     def _new_workflow(self, ctx: TurnContext) -> TurnResult | None:
@@ -87,7 +89,7 @@ class Executor:
             definition, match = picked
             # Only an explicit command carries an argument (`/goal run a 10k`); a plainly worded request does not.
             argument = match.argument if match.kind is MatchKind.COMMAND else ""
-            transition = definition.handler.start(argument, chinese=is_chinese(ctx.text))
+            transition = definition.handler.start(argument, chinese=ctx.language(read_history=False) is Language.ZH)
             return self._workflow_result(ctx, definition, transition, None)
         return None
 
@@ -153,7 +155,7 @@ class Executor:
                 raise ModelError("empty_reply")
         except ModelError as error:
             logger.warning("model unavailable", extra={"error_code": str(error)})
-            text = DEGRADED_REPLY[1 if is_chinese(ctx.text) else 0]
+            text = DEGRADED_REPLY[1 if ctx.language() is Language.ZH else 0]
             return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.DEGRADED, memories_used=memories)
         return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.SUCCEEDED, memories_used=memories)
 

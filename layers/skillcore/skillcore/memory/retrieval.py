@@ -60,3 +60,8 @@ def rank(question: str, memories: Iterable[MemoryItem], limit: int = MAX_RESULTS
         key=lambda pair: (pair[0], pair[1].importance, pair[1].updated_at, pair[1].memory_id),
     )
     return [m for _, m in best]
+
+
+def most_important(memories: Iterable[MemoryItem], limit: int = MAX_RESULTS) -> list[MemoryItem]:
+    """A recall with no query: the most important memories, the most recently updated first among equals."""
+    return heapq.nlargest(limit, memories, key=lambda m: (m.importance, m.updated_at, m.memory_id))

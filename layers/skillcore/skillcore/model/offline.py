@@ -4,7 +4,7 @@ What it answers (the contract tests rely on), first rule that applies wins:
 1. A NOTICE block: its first fact (the user-facing sentence), verbatim, e.g. the "grant memory:read on the
    Skills page" notice of a denied tool; its text when it has no facts.
 2. A RECALL block: "Here is what I remember:" followed by each fact verbatim, one per line
-   (Chinese conversations: "我记得这些：").
+   (Chinese: "我记得这些：").
 3. A RECALL_EMPTY block: "I can't recall that exactly." / "我想不起确切的内容了。" and nothing else, so a
    recall that found nothing, failed or was denied never carries memory text.
 4. Otherwise an echo: "I hear you: “<the last user text, up to 200 characters>”." (Chinese: "我听到了：“…”。"),
@@ -12,16 +12,18 @@ What it answers (the contract tests rely on), first rule that applies wins:
 MEMORY blocks (memory-context) are never repeated; they only count: " [memories: N]" is appended to an echo.
 With tools offered, it calls them as `tool_planner` decides (automation runs plug in the deterministic
 extractor of automation/offline_extraction.py); without a planner it calls none. After tool results, an
-AUTOMATION request is answered "Memory review done: N saved, M forgotten." (Chinese prompt:
+AUTOMATION request is answered "Memory review done: N saved, M forgotten." (Chinese:
 "记忆整理完成：保存 N 条，忘记 M 条。"), counting the successful results of each tool.
+Chinese or English follows the user (skillcore/language.py): their latest message that shows a language,
+the transcript's user lines first in an automation run, else Chinese.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from skillcore.language import Language, choose
 from skillcore.model.port import BlockKind, ModelRequest, ModelResponse, ToolCall
-from skillcore.skills.matchers import is_chinese
 
 ECHO_CHARS = 200
 
@@ -41,7 +43,7 @@ class OfflineModel:
 
     def reply_text(self, request: ModelRequest) -> str:
         last_user = next((m.text for m in reversed(request.messages) if m.role == "user" and m.text), "")
-        chinese = is_chinese(last_user)
+        chinese = _language(request) is Language.ZH
         blocks = request.system
         if any(block.kind is BlockKind.AUTOMATION for block in blocks):
             saved, forgotten = _tool_successes(request, "memory_write"), _tool_successes(request, "memory_forget")
@@ -66,6 +68,20 @@ class OfflineModel:
         if memories:
             text += f" [memories: {memories}]"
         return text
+
+
+def _language(request: ModelRequest) -> Language:
+    """The user's language (skillcore/language.py): their latest message that shows one; in an automation
+    run, whose only user message is the job's prompt, their own lines of the transcript come first."""
+
+    def texts() -> Iterator[str]:
+        if any(block.kind is BlockKind.AUTOMATION for block in request.system):
+            for block in request.system:
+                if block.kind is BlockKind.TRANSCRIPT:
+                    yield from (f[len("user: "):] for f in reversed(block.facts) if f.startswith("user: "))
+        yield from (m.text for m in reversed(request.messages) if m.role == "user" and m.text)
+
+    return choose(texts())
 
 
 def _has_tool_results(request: ModelRequest) -> bool:

@@ -106,3 +106,12 @@ def decide(request: PolicyInput) -> PolicyDecision:
     if not matched:
         return PolicyDecision(True, Reason.NO_PERMISSION_NEEDED)
     return PolicyDecision(True, Reason.ALLOWED, tuple(matched), scope=matched[0].scope)
+
+
+def permission_required_details(
+    skill_id: str, missing: tuple[str, ...], requirements: tuple[PermissionRequirement, ...] = ()
+) -> dict[str, object]:
+    """`details` of every 422 `permission_required`: which skill needs which permission, so a client can
+    offer the very grant (`PATCH /rpc/skills/permissions` takes the same two fields)."""
+    codes = list(missing) or [p.code for p in requirements]
+    return {"skillId": skill_id, "permissionCode": codes[0] if codes else None, "missingPermissions": codes}

@@ -19,6 +19,7 @@ from skillcore.db.dynamo import Db, is_condition_failure
 from skillcore.errors import NotFound, RuleViolation, VersionConflict
 from skillcore.ids import new_id, stable_id
 from skillcore.models import Profile
+from skillcore.records import UnreadableRecord
 from skillcore.services.profile import DEFAULT_TIMEZONE
 from skillcore.skills.builtin import Skills
 from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE
@@ -105,11 +106,12 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
     job = owned_job(db, user_id, job_id)
     if "config" in changes:
         _check_tools(skills, changes["config"])
-    merged = replace(job, **{k: v for k, v in changes.items() if k != "weekday"})
-    weekday = changes.get("weekday", job.weekday)
-    schedule = _schedule(merged.schedule_type, merged.local_time, weekday, merged.timezone)
+    # The schedule is checked first, for its own errors (invalid_timezone, the field's path); the job
+    # record then checks itself as a whole.
+    schedule = _schedule(job.schedule_type, changes.get("local_time", job.local_time),
+                         changes.get("weekday", job.weekday), changes.get("timezone", job.timezone))
     updated = replace(
-        merged, weekday=weekday, next_run_at=next_run(schedule, now), revision=job.revision + 1, updated_at=now,
+        job, **changes, next_run_at=next_run(schedule, now), revision=job.revision + 1, updated_at=now,
         # A rescheduled or paused job abandons a slot it was retrying.
         current_slot=None, slot_attempts=0,
     )
@@ -123,7 +125,12 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
 
 
 def delete_job(db: Db, user_id: str, job_id: str) -> None:
-    owned_job(db, user_id, job_id)
+    try:
+        owned_job(db, user_id, job_id)
+    except UnreadableRecord:
+        # A job that no longer reads can still be deleted by its owner (and only by them).
+        if store.owner_of(db, job_id) != user_id:
+            raise NotFound("automation job not found") from None
     store.delete_job(db, job_id)
 
 

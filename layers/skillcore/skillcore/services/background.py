@@ -20,7 +20,7 @@ from skillcore.db.dynamo import Db
 from skillcore.errors import Conflict, NotFound, RuleViolation
 from skillcore.ids import new_id
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
-from skillcore.policy.gate import PolicyInput, decide, scope_candidates
+from skillcore.policy.gate import PolicyInput, decide, permission_required_details, scope_candidates
 from skillcore.skills.builtin import Skills
 
 MIN_LEAD = timedelta(minutes=1)
@@ -44,12 +44,12 @@ def create_job(
     if agent is None:
         raise NotFound("agent not found", code="agent_not_found")
 
-    def refuse(code: str, message: str, reason: str, **meta) -> RuleViolation:
+    def refuse(code: str, message: str, reason: str, details: dict | None = None, **meta) -> RuleViolation:
         audit_store.put_audit(db, _event(
             user_id, skill_id, manifest.version, now, AuditAction.BACKGROUND_CREATE, Decision.DENIED, reason,
             target=agent_id, metadata=AuditMetadata(**meta),
         ))
-        return RuleViolation(message, code=code)
+        return RuleViolation(message, code=code, details=details)
 
     disabled, grants = grant_store.read_policy_state(db, user_id, [
         grant_store.grant_key(user_id, skill_id, p.code, scope)
@@ -63,6 +63,7 @@ def create_job(
     ))
     if not decision.allowed:
         raise refuse("permission_required", decision.message, decision.reason.value,
+                     details=permission_required_details(skill_id, decision.missing, manifest.permissions),
                      missing_permissions=decision.missing)
     if not now + MIN_LEAD <= run_at <= now + MAX_LEAD:
         raise refuse("run_at_out_of_range", "runAt must be between 1 minute and 1 year ahead", "run_at_out_of_range")

@@ -1,8 +1,12 @@
-"""memory-recall@1.0.0: the first tool skill. Reads the current agent's active memories, read only."""
+"""memory-recall@1.0.0: the first tool skill. Reads the current agent's active memories, read only.
+
+With a question it returns the memories that match it; with none (a bare `/memory-recall`) the agent's most
+important recent memories, under the same cap, through the same PolicyGate and ToolRunner path.
+"""
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillcore.memory.retrieval import MAX_RESULTS, rank
+from skillcore.memory.retrieval import MAX_RESULTS, most_important, rank
 from skillcore.model.port import BlockKind, SystemBlock
 from skillcore.skills.manifest import (
     ApprovalMode,
@@ -21,7 +25,7 @@ MEMORY_READ = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1,
 class RecallInput(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
-    question: str = Field(min_length=1, max_length=500)
+    question: str = Field(default="", max_length=500)  # empty: no topic, recall the most important
 
 
 class RecalledMemory(BaseModel):
@@ -37,6 +41,7 @@ class RecallOutput(BaseModel):
     model_config = ConfigDict(defer_build=True, extra="forbid", frozen=True)
 
     memories: tuple[RecalledMemory, ...] = Field(max_length=MAX_RESULTS)
+    browsed: bool = False  # no question was asked: these are the most important memories, not matches
 
 
 def build_input(request: ToolRequest) -> dict[str, str]:
@@ -45,8 +50,10 @@ def build_input(request: ToolRequest) -> dict[str, str]:
 
 
 def execute(request: RecallInput, ports: ToolPorts) -> RecallOutput:
-    found = rank(request.question, ports.list_active_memories(), limit=MAX_RESULTS)
-    return RecallOutput(memories=tuple(
+    browsed = not request.question.strip()
+    memories = ports.list_active_memories()
+    found = most_important(memories, MAX_RESULTS) if browsed else rank(request.question, memories, limit=MAX_RESULTS)
+    return RecallOutput(browsed=browsed, memories=tuple(
         RecalledMemory(memory_id=m.memory_id, title=m.title, content=m.content, importance=m.importance) for m in found
     ))
 
@@ -61,10 +68,22 @@ FOUND = (
 )
 
 
+BROWSED = (
+    "The user asked what you remember, without a topic. memory-recall returned these memories of the user, the "
+    "most important first, stored earlier with this agent. Tell the user what you remember using only them. "
+    "Never add memories that are not listed."
+)
+NONE_STORED = (
+    "The user asked what you remember, and memory-recall found no stored memory with this agent. Say plainly "
+    "that you do not remember anything specific yet. Do not invent, guess or imply any memory."
+)
+
+
 def build_system_instruction(output: RecallOutput) -> SystemBlock:
     if not output.memories:
-        return SystemBlock(BlockKind.RECALL_EMPTY, NO_MATCH, source="memory-recall")
-    return SystemBlock(BlockKind.RECALL, FOUND, source="memory-recall", facts=tuple(m.content for m in output.memories))
+        return SystemBlock(BlockKind.RECALL_EMPTY, NONE_STORED if output.browsed else NO_MATCH, source="memory-recall")
+    return SystemBlock(BlockKind.RECALL, BROWSED if output.browsed else FOUND, source="memory-recall",
+                       facts=tuple(m.content for m in output.memories))
 
 
 MEMORY_RECALL = ToolSkillDefinition(

@@ -12,6 +12,7 @@ from msgspec.structs import replace
 
 from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.executor.selection import select_tool
+from skillcore.language import Language
 from skillcore.model.port import BlockKind, SystemBlock
 from skillcore.models import RunKind, RunOutcome
 from skillcore.skills.builtin import Skills
@@ -24,12 +25,16 @@ FAILED_INSTRUCTION = (
 )
 
 
-def denied_notice(definition: ToolSkillDefinition) -> SystemBlock:
+def denied_notice(definition: ToolSkillDefinition, language: Language = Language.EN) -> SystemBlock:
+    """The grant notice, in the user's language (the offline model says it verbatim, Bedrock is told to)."""
     codes = ", ".join(p.code for p in definition.manifest.permissions)
-    sentence = (
-        f"I need your permission before I can use “{definition.manifest.name}” ({codes}). "
-        "You can grant it on the Skills page."
-    )
+    if language is Language.ZH:
+        sentence = f"使用“{definition.manifest.name}”（{codes}）之前需要你的授权。你可以在 Skills 页面开启。"
+    else:
+        sentence = (
+            f"I need your permission before I can use “{definition.manifest.name}” ({codes}). "
+            "You can grant it on the Skills page."
+        )
     return SystemBlock(
         BlockKind.NOTICE,
         "The skill the user's message needs is not permitted. Tell the user the sentence below, in their "
@@ -66,7 +71,7 @@ class ToolSkillBranch:
         )
         count: int | None = None
         if outcome.status is ToolStatus.DENIED:
-            block, run_outcome = denied_notice(definition), RunOutcome.DENIED
+            block, run_outcome = denied_notice(definition, ctx.language()), RunOutcome.DENIED
         elif outcome.status is ToolStatus.FAILED:
             block = SystemBlock(BlockKind.RECALL_EMPTY, FAILED_INSTRUCTION, source=definition.manifest.skill_id)
             run_outcome = RunOutcome.DEGRADED if outcome.error_code == "invalid_input" else RunOutcome.FAILED

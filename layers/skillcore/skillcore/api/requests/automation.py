@@ -1,4 +1,11 @@
-"""Request models of the automation job routes."""
+"""Request models of the automation job routes.
+
+Null is not a value here. On create, an optional field may be left out or be null (both mean "the
+default": the profile's time zone, all agents, no weekday). On PATCH a field that is present is a change,
+so `null` is a 422 `validation_error` naming the field: no field of a job can be unset, and `weekday: null`
+would never mean "clear" usefully (the schedule type cannot be patched, a daily job has no weekday and a
+weekly job needs one).
+"""
 
 from typing import Annotated, Any, Literal
 
@@ -33,6 +40,14 @@ class CreateAutomationJob(Strict):
     agent_id: Id | None = None
     config: AutomationConfigBody
 
+    _title = field_validator("title")(not_blank)
+
+
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("must not be null; leave the field out to keep its value")
+    return value
+
 
 def _patch_schema(schema: dict[str, Any]) -> None:
     schema["minProperties"] = 1  # an empty patch changes nothing: a 422
@@ -41,9 +56,17 @@ def _patch_schema(schema: dict[str, Any]) -> None:
 
 class PatchAutomationJob(Strict):
     model_config = ConfigDict(json_schema_extra=_patch_schema)
+    # `| None` only so that an absent field has a default; an explicit null is refused before validation.
     status: Literal["active", "paused"] | None = None
     title: str | None = Field(default=None, min_length=1, max_length=80, json_schema_extra=NOT_BLANK)
     local_time: LocalTime | None = None
     weekday: Weekday | None = None
     timezone: str | None = Field(default=None, min_length=1, max_length=64)
     config: AutomationConfigBody | None = None
+
+    _present_is_not_null = field_validator("*", mode="before")(_not_null)
+
+    @field_validator("title")
+    @classmethod
+    def _title(cls, value: str | None) -> str | None:
+        return None if value is None else not_blank(value)

@@ -1,0 +1,49 @@
+"""Which language the agent writes in: the user's, at least Chinese and English.
+
+How it is known, in this order (the README says the same):
+1. the text the user just wrote: any CJK character makes it Chinese, else any Latin letter English; a
+   leading command (`/memory-recall`, `/goal`) is not the user's language and is ignored;
+2. when that text says nothing (a bare command, digits, emoji), the user's earlier messages in the same
+   conversation, the most recent first (in an automation run: the user's lines of its transcript);
+3. otherwise Chinese, the product's default (as the profile's default time zone, Asia/Shanghai, and the page).
+Nothing is stored: the profile has no language field, and a user who switches language is followed at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from enum import StrEnum
+
+from skillcore.skills.matchers import CJK_CHARACTER
+
+
+class Language(StrEnum):
+    ZH = "zh"
+    EN = "en"
+
+
+DEFAULT = Language.ZH
+
+_COMMAND = r"^\s*/\S*"
+_LATIN = r"[A-Za-z]"
+
+
+def detect(text: str) -> Language | None:
+    """The language a text is written in, or None if it shows none."""
+    words = re.sub(_COMMAND, "", text)
+    if re.search(CJK_CHARACTER, words):
+        return Language.ZH
+    if re.search(_LATIN, words):
+        return Language.EN
+    return None
+
+
+def choose(texts: Iterable[str], default: Language = DEFAULT) -> Language:
+    """The language of the first text (most relevant first) that shows one; lazily, so a caller can pass a
+    generator whose later items cost a read only when the earlier ones said nothing."""
+    for text in texts:
+        found = detect(text)
+        if found is not None:
+            return found
+    return default
