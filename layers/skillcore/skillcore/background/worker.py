@@ -33,7 +33,7 @@ from skillcore.db.due_index import SHARDS
 from skillcore.db.dynamo import Db, is_condition_failure, transaction_reasons
 from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
-from skillcore.observability import logger
+from skillcore.observability import background_job, job_keys, logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, scope_candidates
 from skillcore.policy.gate import decide as policy_decide
@@ -106,7 +106,8 @@ class Worker:
                     job = self.claim(candidate, now, summary)
                     if job is not None:
                         claimed_here += 1
-                        self.run(job, now, summary)
+                        with job_keys(job_id=job.job_id, skill_id=job.skill_id):
+                            self.run(job, now, summary)
                     elif summary.lost_races > lost_before:
                         break  # another scanner works this shard: go elsewhere, come back later
                 else:
@@ -128,9 +129,11 @@ class Worker:
                     self._repair_summary_quietly(job, now)
                     self._succeed(job, now, summary, [], reason="already_delivered")
                     summary.recovered += 1
+                    background_job("recovered", "already_delivered")
                     continue
                 if self._fail_attempt(job, now, "lease_expired", transient=True, summary=summary):
                     summary.recovered += 1
+                    background_job("recovered", "lease_expired")
 
     def claim(self, candidate: job_store.Candidate, now: datetime, summary: ScanSummary) -> BackgroundJob | None:
         if candidate.status not in DUE:
@@ -200,6 +203,7 @@ class Worker:
         )
         if self._commit(op, [*pending, done]):
             summary.succeeded += 1
+            background_job("succeeded", reason)
         else:
             summary.lost_races += 1
 
@@ -268,6 +272,7 @@ class Worker:
         )
         if self._commit(op, [event]):
             summary.failed += 1
+            background_job("failed", reason)
         else:
             summary.lost_races += 1
 
@@ -296,6 +301,7 @@ class Worker:
             summary.failed += 1
         else:
             summary.retried += 1
+        background_job("failed" if target is JobStatus.FAILED else "retried", error_code)
         return True
 
     def _commit(self, op: dict[str, Any], events: list[AuditEvent]) -> bool:
