@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import threading
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -51,21 +52,31 @@ class EventMetrics(AmazonCloudWatchEMFProvider):
     One Powertools metric set shares one set of dimension values, while each event has its own (an
     outcome, a reason): the events are therefore kept apart and each distinct (metric, dimensions) is
     written as its own document, with the count of the invocation as its value. An invocation without
-    events (most RPC routes) is normal and prints nothing, with no warning.
+    events (most RPC routes) is normal and prints nothing, with no warning. The lock is for the local
+    stack, which runs invocations on threads of one process (Lambda runs one at a time).
     """
 
     def __init__(self, namespace: str, service: str):
         super().__init__(namespace=namespace, service=service)
         self.events: Counter[tuple[str, tuple[tuple[str, str], ...]]] = Counter()
+        self._lock = threading.Lock()
 
     def count(self, name: str, **dimensions: str) -> None:
-        self.events[(name, tuple((key, code(value)) for key, value in dimensions.items()))] += 1
+        key = (name, tuple((dimension, code(value)) for dimension, value in dimensions.items()))
+        with self._lock:
+            self.events[key] += 1
 
-    def documents(self) -> list[dict[str, Any]]:
+    def take(self) -> Counter[tuple[str, tuple[tuple[str, str], ...]]]:
+        """The events counted so far, forgotten here."""
+        with self._lock:
+            events, self.events = self.events, Counter()
+        return events
+
+    def documents(self, events: Counter[tuple[str, tuple[tuple[str, str], ...]]]) -> list[dict[str, Any]]:
         stamp = int(datetime.now(UTC).timestamp() * 1000)
         service = self.service or "skillcore"
         documents = []
-        for (name, dims), value in self.events.items():
+        for (name, dims), value in events.items():
             names = ["service", *(key for key, _ in dims)]
             sets = [names] + ([[n for n in names if n != ROLLED_UP]] if ROLLED_UP in names else [])
             documents.append({
@@ -77,12 +88,12 @@ class EventMetrics(AmazonCloudWatchEMFProvider):
         return documents
 
     def flush_metrics(self, raise_on_empty_metrics: bool = False) -> None:
-        documents = self.documents()
-        self.events.clear()
-        if not is_metrics_disabled():
-            for document in documents:
+        events = self.take()
+        if events and not is_metrics_disabled():
+            for document in self.documents(events):
                 print(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
-        if self.metric_set or raise_on_empty_metrics and not documents:
+        # Metrics added the Powertools way (none today), or the empty-set error the caller asked for.
+        if self.metric_set or (raise_on_empty_metrics and not events):
             super().flush_metrics(raise_on_empty_metrics=raise_on_empty_metrics)
 
 
