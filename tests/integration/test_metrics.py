@@ -18,7 +18,7 @@ import pytest
 from skillcore import faults
 from skillcore.clock import to_api_time
 from skillcore.model.port import ModelError
-from skillcore.observability import logger
+from skillcore.observability import logger, metrics
 from tests.support import invoke, load_event, load_function
 
 CANARY = "CANARY-7f3a9c"  # in every chat message, memory, note and prompt of the canary test
@@ -90,6 +90,8 @@ def out(aws, capsys, monkeypatch) -> Iterator[Output]:
     log.addHandler(handler)
     level = log.level
     log.setLevel(logging.DEBUG)  # the debug lines must be as clean as the rest
+    metrics.flush_metrics()  # whatever earlier tests counted outside a handler is not this test's
+    capsys.readouterr()
     yield Output(capsys, buffer)
     log.setLevel(level)
     log.removeHandler(handler)
