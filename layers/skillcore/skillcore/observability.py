@@ -4,9 +4,10 @@ Log lines and metrics carry ids and codes only (skill_id, job_id, kinds, outcome
 message, memory or note text. A metric's dimensions are low-cardinality codes only, never ids.
 
 Metrics are CloudWatch embedded metric format (EMF) lines on stdout, printed by `@metrics.log_metrics`
-when the handler returns. Business events are counted during the invocation and flushed as one EMF
-document per metric and dimension values; each document also declares the roll-up without `reason`, so
-an alarm can watch e.g. every failed background job whatever its reason.
+when the handler returns or raises (a scan that fails half-way still reports the jobs it finished).
+Business events are counted during the invocation and flushed as one EMF document per metric and
+dimension values; each document also declares the roll-up without `reason`, so an alarm can watch
+e.g. every failed background job whatever its reason.
 
 No Tracer: a real one imports aws_xray_sdk and patches botocore at init, which the cold-start budget
 cannot afford (figures in the README, "Observability"); the template sets no tracing either.
