@@ -121,8 +121,8 @@ class World:
 
     def say(self, agent: dict[str, Any], text: str, cid: str) -> dict[str, Any]:
         code, body = invoke(self.chat, load_event(
-            "chat_post_message.json", user=self.user, path_ids={"CONVERSATION_ID": agent["defaultConversationId"]},
-            body={"clientMessageId": cid, "text": text}))
+            "chat_post_message.json", user=self.user,
+            path_ids={"CONVERSATION_ID": agent["defaultConversationId"]}, body={"clientMessageId": cid, "text": text}))
         assert code == 200, body
         return body
 
@@ -183,7 +183,8 @@ def test_no_metric_and_no_log_line_holds_message_memory_note_or_prompt_text(worl
     assert {"ChatTurn", "ToolCall", "BackgroundJob", "AutomationRun", "ModelDegraded"} <= names
     # The canary did travel through the system: into a reply, a delivered note, the agent's messages.
     assert CANARY in recalled["reply"]["text"] and degraded["run"]["outcome"] == "degraded"
-    messages = world.call("rpc_list_messages.json", path_ids={"CONVERSATION_ID": agent["defaultConversationId"]})
+    conversation = agent["defaultConversationId"]
+    messages = world.call("rpc_list_messages.json", path_ids={"CONVERSATION_ID": conversation})
     assert any(CANARY in m["text"] and m["origin"] == "background" for m in messages["items"])
     assert world.call("rpc_list_automation_jobs.json")["items"][-1]["lastRunStatus"] == "succeeded"
     assert len(out.lines) > len(events)  # log lines were captured too, not only metrics
@@ -208,7 +209,7 @@ def test_each_chat_turn_emits_its_kind_and_outcome(world, out):
     world.grant("memory-recall", "memory:read")
     world.say(agent, "/memory-recall cats", "r2")
     assert bag(out.events()) == bag([("ChatTurn", {"kind": "tool", "outcome": "succeeded"}),
-                                    ("ToolCall", {"outcome": "succeeded", "reason": "succeeded"})])
+                                    ("ToolCall", {"outcome": "succeeded", "reason": "allowed"})])
     faults.arm("tool.handler", 1, "timeout")
     world.say(agent, "/memory-recall cats", "r3")
     assert bag(out.events()) == bag([("ChatTurn", {"kind": "tool", "outcome": "failed"}),
@@ -288,7 +289,7 @@ def test_automation_runs_skipped_failed_and_succeeded(world, out):
     world.scan(at + timedelta(minutes=6))
     events = out.events()
     assert ("AutomationRun", {"outcome": "succeeded", "reason": "succeeded"}) in events
-    assert ("ToolCall", {"outcome": "succeeded", "reason": "succeeded"}) in events
+    assert ("ToolCall", {"outcome": "succeeded", "reason": "allowed"}) in events
 
 
 def test_logs_carry_job_and_skill_ids_while_a_job_runs_and_the_scan_correlation_id(world, out):

@@ -32,7 +32,8 @@ from aws_lambda_powertools.metrics.provider.cloudwatch_emf.cloudwatch import Ama
 logger = Logger(service="skillcore")
 
 # Metric names: one per business event.
-CHAT_TURN = "ChatTurn"                # kind (workflow, tool, prompt, plain), outcome (succeeded, denied, degraded, failed)
+CHAT_TURN = "ChatTurn"                # kind (workflow, tool, prompt, plain), outcome (succeeded, denied,
+                                      # degraded, failed)
 TOOL_CALL = "ToolCall"                # outcome (succeeded, denied, failed, timed_out), reason
 BACKGROUND_JOB = "BackgroundJob"      # outcome (succeeded, retried, failed, recovered), reason
 AUTOMATION_RUN = "AutomationRun"      # outcome (succeeded, failed, skipped), reason
@@ -82,7 +83,8 @@ class EventMetrics(AmazonCloudWatchEMFProvider):
             sets = [names] + ([[n for n in names if n != ROLLED_UP]] if ROLLED_UP in names else [])
             documents.append({
                 "_aws": {"Timestamp": stamp, "CloudWatchMetrics": [{
-                    "Namespace": self.namespace, "Dimensions": sets, "Metrics": [{"Name": name, "Unit": "Count"}],
+                    "Namespace": self.namespace, "Dimensions": sets,
+                    "Metrics": [{"Name": name, "Unit": "Count"}],
                 }]},
                 "service": service, **dict(dims), name: value,
             })
@@ -110,7 +112,8 @@ def chat_turn(kind: str, outcome: str) -> None:
 
 
 def tool_call(status: str, reason: str | None) -> None:
-    """`status` is the ToolRunner's (succeeded, denied, failed); a failure by timeout is its own outcome."""
+    """`status` is the ToolRunner's (succeeded, denied, failed), `reason` its error code or else the policy's
+    reason (allowed, no_permission_needed, grant_missing, ...); a failure by timeout is its own outcome."""
     outcome = "timed_out" if reason == "timeout" else status
     _events.count(TOOL_CALL, outcome=outcome, reason=reason or status)
 

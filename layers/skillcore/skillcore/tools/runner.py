@@ -130,7 +130,7 @@ class ToolRunner:
         def finish(status: ToolStatus, decision: PolicyDecision | None, *, error: str | None = None,
                    output: BaseModel | None = None, key: str | None = None) -> ToolOutcome:
             duration = int((time.perf_counter() - started) * 1000)
-            tool_call(status.value, error or (decision.reason.value if status is ToolStatus.DENIED and decision else None))
+            tool_call(status.value, error or (decision.reason.value if decision else None))
             writes = [audit_store.put_audit_op(self._db, e) for e in events]
             if key:
                 writes.insert(0, tool_executions.finish_execution_op(
