@@ -16,7 +16,7 @@ from skillcore.db.dynamo import make_db
 from skillcore.executor.assembly import build_executor
 from skillcore.executor.executor import Executor
 from skillcore.model.factory import make_model
-from skillcore.observability import logger
+from skillcore.observability import logger, metrics
 from skillcore.services.chat import ChatDeps
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
@@ -39,5 +39,6 @@ init_phase.end()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
+@metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return routes.resolve(event, context)

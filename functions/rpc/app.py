@@ -12,7 +12,7 @@ from skillcore.api import routes_automation, routes_background, routes_core, rou
 from skillcore.api.app import new_app
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
-from skillcore.observability import logger
+from skillcore.observability import logger, metrics
 from skillcore.services.automation import default_job_op
 from skillcore.services.profile import ProfileDeps
 from skillcore.settings import Settings
@@ -36,5 +36,6 @@ init_phase.end()
 
 
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
+@metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
     return routes.resolve(event, context)

@@ -56,7 +56,7 @@ from skillcore.model.port import (
     ToolSpec,
 )
 from skillcore.models import AgentCard, Conversation, ConversationKind, Message, Origin, Role, preview
-from skillcore.observability import logger
+from skillcore.observability import automation_run, job_keys, logger, tool_call
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
@@ -136,7 +136,8 @@ class AutomationRunner:
                         if claimed is None:
                             continue
                         won += 1
-                        runs += self.run_slot(claimed, now)
+                        with job_keys(job_id=claimed.job_id, skill_id=SKILL_ID):
+                            runs += self.run_slot(claimed, now)
                     except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
                         won += self._skip(failures, job.job_id, error, now)
                 if len(due) < self._batch or won == 0:
@@ -226,6 +227,7 @@ class AutomationRunner:
                 raise
             # The user edited or deleted the job meanwhile: their change wins; the run record still counts.
             self._db.client.put_item(**store.put_run_op(self._db, run)["Put"])
+        automation_run(outcome.status.value, outcome.error_code)
 
     def execute(self, job: AutomationJob, slot: datetime, now: datetime, pending: list[AuditEvent]) -> RunOutcome:
         definition = self._skills.automations.latest(SKILL_ID)
@@ -352,6 +354,7 @@ class AutomationRunner:
                 if tool is None:
                     # Outside config.tools ∩ allowlist: refused, audited, and reported back to the model.
                     self._audit(job, now, Decision.DENIED, "tool_not_allowed", tools=(audit_code(call.name),))
+                    tool_call("denied", "tool_not_allowed")
                     results.append(ToolResult(call.call_id, {"error": "tool_not_allowed"}, is_error=True))
                     continue
                 outcome = runner.run(

@@ -33,7 +33,7 @@ from skillcore.db.due_index import SHARDS
 from skillcore.db.dynamo import Db, is_condition_failure, transaction_reasons
 from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
-from skillcore.observability import logger
+from skillcore.observability import background_job, job_keys, logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, scope_candidates
 from skillcore.policy.gate import decide as policy_decide
@@ -117,7 +117,8 @@ class Worker:
                         job = self.claim(candidate, now, summary)
                         if job is not None:
                             claimed_here += 1
-                            self.run(job, now, summary)
+                            with job_keys(job_id=job.job_id, skill_id=job.skill_id):
+                                self.run(job, now, summary)
                     except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
                         claimed_here += self._skip(failures, candidate.job_id, error, now)
                         continue
@@ -153,9 +154,11 @@ class Worker:
             self._repair_summary_quietly(job, now)
             self._succeed(job, now, summary, [], reason="already_delivered")
             summary.recovered += 1
+            background_job("recovered", "already_delivered")
             return
         if self._fail_attempt(job, now, "lease_expired", transient=True, summary=summary):
             summary.recovered += 1
+            background_job("recovered", "lease_expired")
 
     def _skip(self, failures: ScanFailures, job_id: str, error: BaseException, now: datetime) -> int:
         """Records a job this scan cannot handle; 1 if it was new to this scan (progress), else 0."""
@@ -230,6 +233,7 @@ class Worker:
         )
         if self._commit(op, [*pending, done]):
             summary.succeeded += 1
+            background_job("succeeded", reason)
         else:
             summary.lost_races += 1
 
@@ -301,6 +305,7 @@ class Worker:
         )
         if self._commit(op, [event]):
             summary.failed += 1
+            background_job("failed", reason)
         else:
             summary.lost_races += 1
 
@@ -329,6 +334,7 @@ class Worker:
             summary.failed += 1
         else:
             summary.retried += 1
+        background_job("failed" if target is JobStatus.FAILED else "retried", error_code)
         return True
 
     def _commit(self, op: dict[str, Any], events: list[AuditEvent]) -> bool:

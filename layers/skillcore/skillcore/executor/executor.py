@@ -17,7 +17,7 @@ from skillcore.executor.selection import select_prompts, select_workflow
 from skillcore.language import Language, detect
 from skillcore.model.port import BlockKind, ChatMessage, ChatModel, ModelError, ModelRequest, SystemBlock
 from skillcore.models import Role, RunKind, RunOutcome
-from skillcore.observability import logger
+from skillcore.observability import logger, model_degraded
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
 from skillcore.skills.matchers import MatchKind
@@ -155,6 +155,7 @@ class Executor:
                 raise ModelError("empty_reply")
         except ModelError as error:
             logger.warning("model unavailable", extra={"error_code": str(error)})
+            model_degraded(str(error))
             text = DEGRADED_REPLY[1 if ctx.language() is Language.ZH else 0]
             return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.DEGRADED, memories_used=memories)
         return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.SUCCEEDED, memories_used=memories)

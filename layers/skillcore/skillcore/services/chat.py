@@ -32,7 +32,7 @@ from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.executor.executor import Executor
 from skillcore.ids import new_id, stable_id
 from skillcore.models import Message, Origin, Role, SkillRun, preview
-from skillcore.observability import logger
+from skillcore.observability import chat_turn, logger
 
 
 class TurnResponse(Struct, frozen=True, kw_only=True):
@@ -96,6 +96,7 @@ def post_message(
         "chat turn", extra={"run_kind": run.kind.value, "skill_id": run.skill_id, "outcome": run.outcome.value,
                             "duration_ms": run.duration_ms},
     )
+    chat_turn(run.kind.value, run.outcome.value)
     return response
 
 

@@ -28,7 +28,7 @@ from skillcore.db import audit as audit_store
 from skillcore.db import tool_executions
 from skillcore.db.dynamo import Db
 from skillcore.db.tool_executions import ExecutionStatus
-from skillcore.observability import logger
+from skillcore.observability import logger, tool_call
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
@@ -130,6 +130,7 @@ class ToolRunner:
         def finish(status: ToolStatus, decision: PolicyDecision | None, *, error: str | None = None,
                    output: BaseModel | None = None, key: str | None = None) -> ToolOutcome:
             duration = int((time.perf_counter() - started) * 1000)
+            tool_call(status.value, error or (decision.reason.value if decision else None))
             writes = [audit_store.put_audit_op(self._db, e) for e in events]
             if key:
                 writes.insert(0, tool_executions.finish_execution_op(
