@@ -16,12 +16,11 @@ failures retry the same slot with the background backoff while the next slot is 
 
 from __future__ import annotations
 
+import contextlib
 import random
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec import Struct, field
 from msgspec.structs import replace
 
@@ -38,7 +37,10 @@ from skillcore.db import memories as memory_store
 from skillcore.db import messages as message_store
 from skillcore.db import users
 from skillcore.db.due_index import SHARDS
-from skillcore.db.dynamo import Db, is_condition_failure
+from skillcore.db.dynamo import Db
+from skillcore.db.errors import ConditionFailed, StoreError, TransactionCanceled
+from skillcore.db.transact import Op, transact, write
+from skillcore.errors import ConcurrentUpdate
 from skillcore.executor.assembly import MemoryContext, turn_memory_reader
 from skillcore.executor.context import TurnContext
 from skillcore.executor.executor import persona_block
@@ -148,11 +150,9 @@ class AutomationRunner:
         claimed = replace(job, current_slot=slot, slot_attempts=attempts, next_run_at=now + LEASE,
                           revision=job.revision + 1, updated_at=now)
         try:
-            self._db.client.put_item(**store.replace_job_op(self._db, claimed, expected_revision=job.revision)["Put"])
-        except ClientError as error:
-            if is_condition_failure(error):
-                return None  # another scan won this slot
-            raise
+            write(self._db, Op("automation_job", store.replace_job_op(self._db, claimed, expected_revision=job.revision)))
+        except ConditionFailed:
+            return None  # another scan won this slot
         return claimed
 
     # -- one slot --------------------------------------------------------------------------------------
@@ -162,7 +162,7 @@ class AutomationRunner:
         pending: list[AuditEvent] = []  # written with the run's outcome, in one transaction
         try:
             outcome = self.execute(job, slot, now, pending)
-        except (TransientRunError, ModelError, ClientError) as error:
+        except (TransientRunError, ModelError, StoreError, ConcurrentUpdate) as error:
             logger.warning("automation run failed", extra={"job_id": job.job_id, "error_type": type(error).__name__})
             outcome = RunOutcome(RunStatus.FAILED, "transient_error", transient=True)
         except Exception as error:  # noqa: BLE001 - recorded as a failed run with its error context
@@ -193,24 +193,22 @@ class AutomationRunner:
             status=outcome.status, error_code=outcome.error_code, conversation_ids=tuple(outcome.conversation_ids),
             attempts=job.slot_attempts, started_at=now, finished_at=now,
         )
-        items = [
-            store.replace_job_op(self._db, updated, expected_revision=job.revision),
-            store.put_run_op(self._db, run),
-            *(audit_store.put_audit_op(self._db, e) for e in pending),
+        ops = [
+            Op("automation_job", store.replace_job_op(self._db, updated, expected_revision=job.revision)),
+            Op("run", store.put_run_op(self._db, run)),
+            *(Op("audit", audit_store.put_audit_op(self._db, e)) for e in pending),
         ]
         if outcome.status is not RunStatus.SKIPPED:  # a skip's denial was audited when it was decided
             decision = Decision.SUCCEEDED if outcome.status is RunStatus.SUCCEEDED else Decision.FAILED
-            items.append(audit_store.put_audit_op(self._db, self._event(
+            ops.append(Op("audit", audit_store.put_audit_op(self._db, self._event(
                 job, now, decision, outcome.error_code or outcome.status.value,
                 AuditMetadata(run_id=run.run_id, attempt=job.slot_attempts, error_code=outcome.error_code),
-            )))
+            ))))
         try:
-            self._db.client.transact_write_items(TransactItems=items)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-                raise
+            transact(self._db, ops)
+        except (TransactionCanceled, ConcurrentUpdate):
             # The user edited or deleted the job meanwhile: their change wins; the run record still counts.
-            self._db.client.put_item(**store.put_run_op(self._db, run)["Put"])
+            write(self._db, Op("run", store.put_run_op(self._db, run)))
 
     def execute(self, job: AutomationJob, slot: datetime, now: datetime, pending: list[AuditEvent]) -> RunOutcome:
         definition = self._skills.automations.latest(SKILL_ID)
@@ -370,27 +368,21 @@ class AutomationRunner:
             kind=ConversationKind.AUTOMATION, agents=(agent,), title=job.title, message_count=0,
             last_message_at=None, last_message_preview=None, automation_job_id=job.job_id, created_at=now,
         )
-        try:
+        with contextlib.suppress(ConditionFailed):  # it exists: a previous slot made it
             conversation_store.put_conversation(self._db, conversation)
-        except ClientError as error:
-            if not is_condition_failure(error):
-                raise
         return conversation.conversation_id
 
     def _put_once(self, message: Message, user_id: str, *, count_visible: bool) -> None:
         """Writes a message once (its id is derived from job, slot and agent); a visible one is counted in the
         same transaction, so a retry neither duplicates it nor counts it twice."""
-        items: list[dict[str, Any]] = [message_store.put_message_op(self._db, message, user_id)]
+        ops = [Op("message", message_store.put_message_op(self._db, message, user_id))]
         if count_visible:
-            items.append(conversation_store.record_visible_messages_op(
+            ops.append(Op("count", conversation_store.record_visible_messages_op(
                 self._db, user_id, message.conversation_id, added=1, last_at=message.created_at,
                 last_text=preview(message.text),
-            ))
-        try:
-            self._db.client.transact_write_items(TransactItems=items)
-        except ClientError as error:
-            if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-                raise
+            )))
+        with contextlib.suppress(TransactionCanceled):  # written by an earlier attempt of this slot
+            transact(self._db, ops)
 
     def _ports(self, user_id: str, agent_id: str, now: datetime) -> ToolPorts:
         """memory_write / memory_forget bound to this owner and agent: model output cannot name another."""
@@ -422,9 +414,8 @@ class AutomationRunner:
 
         return ToolPorts(list_active_memories=list_active, write_memory=write, forget_memory=forget)
 
-    def _write(self, writes: tuple[dict[str, Any], ...]) -> None:
-        if writes:
-            self._db.client.transact_write_items(TransactItems=list(writes))
+    def _write(self, writes: tuple[Op, ...]) -> None:
+        transact(self._db, writes)
 
     def _audit(self, job: AutomationJob, now: datetime, decision: Decision, reason: str, *,
                missing: tuple[str, ...] = (), tools: tuple[str, ...] = ()) -> None:

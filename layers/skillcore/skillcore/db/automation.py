@@ -15,8 +15,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from skillcore.automation.models import (
     AutomationConfig,
     AutomationJob,
@@ -26,7 +24,9 @@ from skillcore.automation.models import (
 )
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.due_index import due_attrs, query_due
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.errors import AlreadyExists
 
 BY_USER = "byUser"
@@ -77,11 +77,9 @@ def create_job_op(db: Db, job: AutomationJob) -> dict[str, Any]:
 
 def create_job(db: Db, job: AutomationJob) -> None:
     try:
-        db.client.put_item(**create_job_op(db, job)["Put"])
-    except ClientError as error:
-        if is_condition_failure(error):
-            raise AlreadyExists("automation job exists") from error
-        raise
+        write(db, Op("automation_job", create_job_op(db, job)))
+    except ConditionFailed as error:
+        raise AlreadyExists("automation job exists") from error
 
 
 def get_job(db: Db, job_id: str, *, consistent: bool = True) -> AutomationJob | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
 from msgspec import Struct
 
 from skillcore.db.sessions import WorkflowSession
+from skillcore.db.transact import Op
 from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
@@ -56,4 +56,4 @@ class TurnResult(Struct, frozen=True):
     skill: SkillManifest | None = None
     session_write: SessionWrite | None = None
     memories_used: int | None = None
-    writes: tuple[dict[str, Any], ...] = ()  # extra transaction items (tool record, audit events)
+    writes: tuple[Op, ...] = ()  # extra transaction items (tool record, audit events)

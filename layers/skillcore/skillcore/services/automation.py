@@ -6,7 +6,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec.structs import replace
 from pydantic.alias_generators import to_camel
 
@@ -15,7 +14,9 @@ from skillcore.automation.schedule import Schedule, ScheduleError, ScheduleType,
 from skillcore.db import agents as agent_store
 from skillcore.db import automation as store
 from skillcore.db import users
-from skillcore.db.dynamo import Db, is_condition_failure
+from skillcore.db.dynamo import Db
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.errors import NotFound, RuleViolation, VersionConflict
 from skillcore.ids import new_id, stable_id
 from skillcore.models import Profile
@@ -65,11 +66,11 @@ def default_job(profile: Profile, now: datetime) -> AutomationJob:
     )
 
 
-def default_job_op(db: Db) -> Callable[[Profile, datetime], dict[str, Any]]:
+def default_job_op(db: Db) -> Callable[[Profile, datetime], Op]:
     """The conditional Put of the default job, for the first profile's transaction."""
 
-    def op(profile: Profile, now: datetime) -> dict[str, Any]:
-        return store.create_job_op(db, default_job(profile, now))
+    def op(profile: Profile, now: datetime) -> Op:
+        return Op("default_automation_job", store.create_job_op(db, default_job(profile, now)))
 
     return op
 
@@ -114,11 +115,9 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
         current_slot=None, slot_attempts=0,
     )
     try:
-        db.client.put_item(**store.replace_job_op(db, updated, expected_revision=job.revision)["Put"])
-    except ClientError as error:
-        if is_condition_failure(error):
-            raise VersionConflict("the job changed meanwhile (it may be running); try again") from error
-        raise
+        write(db, Op("automation_job", store.replace_job_op(db, updated, expected_revision=job.revision)))
+    except ConditionFailed as error:
+        raise VersionConflict("the job changed meanwhile (it may be running); try again") from error
     return updated
 
 

@@ -28,6 +28,7 @@ from skillcore.db import audit as audit_store
 from skillcore.db import tool_executions
 from skillcore.db.dynamo import Db
 from skillcore.db.tool_executions import ExecutionStatus
+from skillcore.db.transact import Op
 from skillcore.observability import logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
@@ -72,7 +73,7 @@ class ToolOutcome(Struct, frozen=True):
     output: BaseModel | None = None
     error_code: str | None = None
     duration_ms: int = 0
-    writes: tuple[dict[str, Any], ...] = ()
+    writes: tuple[Op, ...] = ()
     audit: tuple[AuditEvent, ...] = ()
     idempotency_key: str | None = None
 
@@ -130,11 +131,11 @@ class ToolRunner:
         def finish(status: ToolStatus, decision: PolicyDecision | None, *, error: str | None = None,
                    output: BaseModel | None = None, key: str | None = None) -> ToolOutcome:
             duration = int((time.perf_counter() - started) * 1000)
-            writes = [audit_store.put_audit_op(self._db, e) for e in events]
+            writes = [Op("audit", audit_store.put_audit_op(self._db, e)) for e in events]
             if key:
-                writes.insert(0, tool_executions.finish_execution_op(
+                writes.insert(0, Op("tool_execution", tool_executions.finish_execution_op(
                     self._db, key, status=ExecutionStatus(status.value), error_code=error, duration_ms=duration, now=now,
-                ))
+                )))
             return ToolOutcome(status, decision, output, error, duration, tuple(writes), tuple(events), key)
 
         # 1. PolicyGate, before anything else happens.
