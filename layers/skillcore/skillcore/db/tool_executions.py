@@ -9,22 +9,15 @@ duration; never the input, memory text or output.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from skillcore.clock import to_api_time
 from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
+from skillcore.models import ExecutionStatus
 
 EXECUTION_TTL_DAYS = 90
-
-
-class ExecutionStatus(StrEnum):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    DENIED = "denied"
 
 
 def create_execution(

@@ -7,9 +7,8 @@ from datetime import datetime
 
 from msgspec import Struct
 
-from skillcore.db.sessions import WorkflowSession
 from skillcore.db.transact import Op
-from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome
+from skillcore.models import AgentCard, Conversation, Message, RunKind, RunOutcome, WorkflowSession
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
 

@@ -6,7 +6,7 @@ from typing import Protocol
 
 from msgspec import Struct, field
 
-from skillcore.db.sessions import WorkflowSession
+from skillcore.models import WorkflowSession
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers
 

@@ -27,8 +27,8 @@ from skillcore import faults
 from skillcore.db import audit as audit_store
 from skillcore.db import tool_executions
 from skillcore.db.dynamo import Db
-from skillcore.db.tool_executions import ExecutionStatus
 from skillcore.db.transact import Op
+from skillcore.models import ExecutionStatus
 from skillcore.observability import logger
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
