@@ -22,6 +22,7 @@ from skillcore.errors import Conflict, NotFound, RuleViolation
 from skillcore.ids import new_id
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide, scope_candidates
+from skillcore.skills.background import JobTarget
 from skillcore.skills.builtin import Skills
 
 MIN_LEAD = timedelta(minutes=1)
@@ -68,10 +69,9 @@ def create_job(
     if not now + MIN_LEAD <= run_at <= now + MAX_LEAD:
         raise refuse("run_at_out_of_range", "runAt must be between 1 minute and 1 year ahead", "run_at_out_of_range")
     try:
-        payload = definition.payload_model.model_validate({
-            "agentId": agent.agent_id, "agentName": agent.name, "conversationId": agent.default_conversation_id,
-            "note": note,
-        })
+        payload = definition.build_payload(JobTarget(
+            agent_id=agent.agent_id, agent_name=agent.name, conversation_id=agent.default_conversation_id, note=note,
+        ))
     except ValidationError as error:
         raise RuleViolation("payload is not valid", details={"errors": [
             {"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in error.errors(include_input=False)

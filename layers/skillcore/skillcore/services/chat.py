@@ -2,9 +2,9 @@
 
 DynamoDB requests of a plain turn: 1 BatchGetItem (conversation, skill switches, turn record, workflow
 session), 1 Query of the user's grants and, with memory:read granted, 1 Query of the agent's active
-memories (memory-context), 1 Query (recent visible messages, only when the model is asked), 1
+memories (a context skill), 1 Query (recent visible messages, only when the model is asked), 1
 TransactWriteItems (both messages, conversation summary, agent lastReplyAt, turn record, SkillRun,
-session, tool record and audit events). A memory-recall turn adds the execution record's Put and the
+session, tool record and audit events). A memory recall turn (a tool skill) adds the execution record's Put and the
 recall's Query. Workflow turns read neither grants, memories nor history.
 
 Duplicate recovery: the turn record (conversationId + clientMessageId) is written in the same

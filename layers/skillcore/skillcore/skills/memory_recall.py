@@ -13,7 +13,8 @@ from skillcore.skills.manifest import (
     SkillManifest,
 )
 from skillcore.skills.matchers import MatchKind, SkillMatchers, patterns
-from skillcore.skills.tools import ToolPorts, ToolRequest, ToolSkillDefinition
+from skillcore.skills.memory_ports import MemoryPorts
+from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 
 MEMORY_READ = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1, approval_mode=ApprovalMode.PERSISTENT)
 
@@ -44,7 +45,7 @@ def build_input(request: ToolRequest) -> dict[str, str]:
     return {"question": question.strip()}
 
 
-def execute(request: RecallInput, ports: ToolPorts) -> RecallOutput:
+def execute(request: RecallInput, ports: MemoryPorts) -> RecallOutput:
     found = rank(request.question, ports.list_active_memories(), limit=MAX_RESULTS)
     return RecallOutput(memories=tuple(
         RecalledMemory(memory_id=m.memory_id, title=m.title, content=m.content, importance=m.importance) for m in found

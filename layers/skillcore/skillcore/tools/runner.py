@@ -34,7 +34,6 @@ from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decis
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
-from skillcore.skills.tools import ToolPorts
 
 
 class RunnableTool(Protocol):
@@ -49,7 +48,7 @@ class RunnableTool(Protocol):
     @property
     def output_model(self) -> type[BaseModel]: ...
     @property
-    def execute(self) -> Callable[[Any, ToolPorts], Any]: ...
+    def execute(self) -> Callable[[Any, Any], Any]: ...  # (validated input, the skill's ports) -> output
 
 
 class ToolStatus(StrEnum):
@@ -113,7 +112,7 @@ class ToolRunner:
         call: ToolCallContext,
         raw_input: dict[str, Any],
         grants: tuple[PermissionGrant, ...],
-        ports: ToolPorts,
+        ports: Any,  # the tool's skill's ports, bound by the caller to this owner and agent
     ) -> ToolOutcome:
         started = time.perf_counter()
         now = self._clock()
@@ -205,7 +204,7 @@ class ToolRunner:
         return finish(ToolStatus.SUCCEEDED, decision, output=output, key=key)
 
     @staticmethod
-    def _call_handler(tool: RunnableTool, parsed: BaseModel, ports: ToolPorts) -> Any:
+    def _call_handler(tool: RunnableTool, parsed: BaseModel, ports: Any) -> Any:
         if faults.hit(faults.FaultPoint.TOOL_HANDLER) is faults.FaultKind.TIMEOUT:
             time.sleep(tool.timeout_ms / 1000 + 0.25)
         return tool.execute(parsed, ports)
