@@ -25,8 +25,8 @@ def seed(db: Any, *, users: int, slot: datetime, rng: random.Random) -> int:
     from skillcore.ids import new_id
     from skillcore.models import Agent, AgentCard, Conversation, ConversationKind, Message, Origin, Role
     from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
-    from skillcore.services.automation import DEFAULT_TOOLS, default_job_id
-    from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE
+    from skillcore.services.automation import default_job_id
+    from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE, DEFAULT_TOOLS
 
     created = slot - timedelta(days=2)
     chatted_at = slot - timedelta(hours=3)

@@ -22,7 +22,7 @@ settings = Settings.from_env()
 db = make_db(settings)
 routes = new_app()
 # The first PUT /rpc/me also creates the user's default daily memory job.
-profile_deps = ProfileDeps(db=db, created_with=default_job_op(db))
+profile_deps = ProfileDeps(db=db, created_with=default_job_op(db, SKILLS))
 routes_core.register(routes, routes_core.CoreDeps(db=db, clock=system_clock, profile=profile_deps))
 skill_deps = routes_skills.SkillDeps(db=db, skills=SKILLS, clock=system_clock)
 # Background routes first: their static paths must win over PATCH /rpc/skills/{skillId}.

@@ -16,8 +16,8 @@ from skillcore.model.port import BlockKind, ChatMessage, ModelRequest, SystemBlo
 from skillcore.models import Message, Origin, Role
 from skillcore.skills.builtin import SKILLS
 from skillcore.skills.memory_extraction import MEMORY_EXTRACTION
+from skillcore.skills.memory_ports import MemoryPorts
 from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE, MemoryForgetInput, MemoryWriteInput
-from skillcore.skills.tools import ToolPorts
 
 T = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
 
@@ -127,7 +127,7 @@ def test_tool_inputs_have_no_owner_fields():
 
 def test_tools_only_call_their_bound_ports():
     seen = []
-    ports = ToolPorts(
+    ports = MemoryPorts(
         list_active_memories=lambda: [],
         write_memory=lambda title, content, importance: (seen.append(("write", title)) or (memory("m1", content), True)),
         forget_memory=lambda memory_id, match: seen.append(("forget", memory_id, match)) or None,

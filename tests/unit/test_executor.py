@@ -8,7 +8,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from msgspec.structs import replace
 
-from skillcore.db.sessions import SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
 from skillcore.executor.executor import DEGRADED_REPLY, Executor
 from skillcore.model.port import BlockKind, ChatMessage, ModelError, ModelRequest, ModelResponse, SystemBlock
@@ -21,6 +20,8 @@ from skillcore.models import (
     Role,
     RunKind,
     RunOutcome,
+    SessionStatus,
+    WorkflowSession,
 )
 from skillcore.skills.builtin import SKILLS, Skills
 from skillcore.skills.daily_plan import DAILY_PLAN

@@ -48,10 +48,32 @@ class PayloadTooLarge(DomainError):
     code = "payload_too_large"
 
 
-# Store-level outcomes of conditional writes, translated from ConditionalCheckFailedException in db/dynamo.py.
+# Outcomes of conditional writes: db/transact.py raises TransactionFailed/ConditionFailed naming the
+# operation that lost its condition, and the store or service that composed the write raises one of these.
 class AlreadyExists(Conflict):
     code = "already_exists"
 
 
 class VersionConflict(Conflict):
     code = "version_conflict"
+
+
+class LeaseLost(Conflict):
+    """A job moved on under the worker holding it (another worker, a cancel, an expired lease)."""
+
+    code = "lease_lost"
+
+
+class ConcurrentUpdate(Conflict):
+    """A write kept meeting a concurrent transaction on the same items (TransactionConflict), retries spent."""
+
+    code = "concurrent_update"
+
+
+class QuotaExceeded(RuleViolation):
+    """A per-user quota's counter would pass its limit; details say which quota and its limit."""
+
+    code = "quota_exceeded"
+
+    def __init__(self, message: str, *, quota: str, limit: int):
+        super().__init__(message, details={"quota": quota, "limit": limit})

@@ -2,7 +2,7 @@
 
 How it is known, in this order (the README says the same):
 1. the text the user just wrote: any CJK character makes it Chinese, else any Latin letter English; a
-   leading command (`/memory-recall`, `/goal`) is not the user's language and is ignored;
+   leading command (a skill's slash command such as `/goal`) is not the user's language and is ignored;
 2. when that text says nothing (a bare command, digits, emoji), the user's earlier messages in the same
    conversation, the most recent first (in an automation run: the user's lines of its transcript);
 3. otherwise Chinese, the product's default (as the profile's default time zone, Asia/Shanghai, and the page).

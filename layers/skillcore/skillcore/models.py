@@ -1,4 +1,5 @@
-"""Domain models of the chat core: profile, agent, conversation, message and SkillRun.
+"""Domain models of the chat core: profile, agent, conversation, message, SkillRun, workflow session and
+tool execution status.
 
 These are neither API bodies (api/views.py shapes those) nor DynamoDB items (the store modules map those).
 """
@@ -124,3 +125,37 @@ PREVIEW_CHARS = 80
 
 def preview(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
+class SessionStatus(StrEnum):
+    ACTIVE = "active"
+    COMPLETED = "completed"
+    CANCELLED = "cancelled"
+
+
+class WorkflowSession(Frozen, frozen=True, kw_only=True):
+    """A conversation's workflow in progress (or its last one): step, collected slots, revision."""
+
+    conversation_id: str
+    session_id: str
+    skill_id: str
+    skill_version: str
+    status: SessionStatus
+    step: str
+    slots: dict[str, str]
+    revision: int
+    started_at: datetime
+    updated_at: datetime
+
+    @property
+    def active(self) -> bool:
+        return self.status is SessionStatus.ACTIVE
+
+
+class ExecutionStatus(StrEnum):
+    """A tool execution record's status (one record per idempotency key)."""
+
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    DENIED = "denied"

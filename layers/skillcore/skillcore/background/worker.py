@@ -15,7 +15,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec import Struct
 from pydantic import ValidationError
 
@@ -30,7 +29,10 @@ from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
 from skillcore.db import messages as message_store
 from skillcore.db.due_index import SHARDS
-from skillcore.db.dynamo import Db, is_condition_failure, transaction_reasons
+from skillcore.db.dynamo import Db
+from skillcore.db.errors import ConditionFailed, StoreError, TransactionCanceled, TransactionFailed
+from skillcore.db.transact import Op, transact, write
+from skillcore.errors import ConcurrentUpdate
 from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
 from skillcore.observability import background_job, job_keys, logger
@@ -218,7 +220,9 @@ class Worker:
                 # here if possible, else by the conversation's next message (it only moves forward).
                 self._repair_summary_quietly(job, now)
                 return self._succeed(job, now, summary, [] if delivery.audited else [allowed], reason="succeeded")
-            transient = isinstance(error, faults.InjectedTransientError | TransientJobError | ClientError)
+            transient = isinstance(
+                error, faults.InjectedTransientError | TransientJobError | StoreError | ConcurrentUpdate
+            )
             code = "transient_error" if transient else "handler_error"
             self._fail_attempt(job, now, code, transient=transient, summary=summary, pending=[allowed])
             return
@@ -260,14 +264,14 @@ class Worker:
             # The message, its count and the decision that allowed it, atomically: a second write (a retry)
             # changes none of them, and no message exists without the `allowed` event of its attempt.
             try:
-                self._db.client.transact_write_items(TransactItems=[
-                    message_store.put_message_op(self._db, message, job.user_id),
-                    conversation_store.count_messages_op(self._db, job.user_id, job.conversation_id, added=1),
-                    audit_store.put_audit_op(self._db, allowed),
+                transact(self._db, [
+                    Op("message", message_store.put_message_op(self._db, message, job.user_id)),
+                    Op("count", conversation_store.count_messages_op(self._db, job.user_id, job.conversation_id, added=1)),
+                    Op("allowed", audit_store.put_audit_op(self._db, allowed)),
                 ])
                 delivery.audited = True
-            except ClientError as error:
-                if transaction_reasons(error)[:1] != ["ConditionalCheckFailed"]:
+            except TransactionFailed as failed:
+                if failed.failed("message") is None:
                     raise
                 logger.info("background message already written", extra={"job_id": job.job_id})
             delivery.done = True
@@ -279,9 +283,8 @@ class Worker:
     def _repair_summary_quietly(self, job: BackgroundJob, now: datetime) -> None:
         try:
             self._repair_summary(job, now)
-        except ClientError as error:
-            logger.warning("summary repair deferred", extra={"job_id": job.job_id,
-                                                             "error_code": error.response.get("Error", {}).get("Code")})
+        except StoreError as error:
+            logger.warning("summary repair deferred", extra={"job_id": job.job_id, "error_code": error.code})
 
     def _repair_summary(self, job: BackgroundJob, now: datetime, text: str | None = None) -> None:
         """Moves the conversation summary and the agent's last reply forward to this message (never back);
@@ -339,17 +342,13 @@ class Worker:
 
     def _commit(self, op: dict[str, Any], events: list[AuditEvent]) -> bool:
         """The job transition and its audit events, atomically. False when the job moved on meanwhile."""
-        items = [op, *(audit_store.put_audit_op(self._db, e) for e in events)]
         try:
-            if len(items) == 1:
-                self._db.client.update_item(**op["Update"])
+            if not events:
+                write(self._db, Op("job", op))
             else:
-                self._db.client.transact_write_items(TransactItems=items)
-        except ClientError as error:
-            code = error.response.get("Error", {}).get("Code")
-            if is_condition_failure(error) or code == "TransactionCanceledException":
-                return False
-            raise
+                transact(self._db, [Op("job", op), *(Op("audit", audit_store.put_audit_op(self._db, e)) for e in events)])
+        except (ConditionFailed, TransactionCanceled, ConcurrentUpdate):
+            return False  # the job moved on (or the transaction kept being cancelled): left to its lease
         return True
 
     def _event(self, job: BackgroundJob, now: datetime, decision: Decision, reason: str, metadata: AuditMetadata,

@@ -7,10 +7,9 @@ Access patterns: get one (pk+sk), list a user's agents (Query pk, oldest first),
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.db.dynamo import (
@@ -18,12 +17,13 @@ from skillcore.db.dynamo import (
     Page,
     batch_get,
     from_item,
-    is_condition_failure,
     key,
     query_page,
     to_item,
     to_value,
 )
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.models import Agent
 
 
@@ -100,14 +100,12 @@ def touch_last_reply_op(db: Db, user_id: str, agent_id: str, at: datetime) -> di
 
 def advance_last_reply(db: Db, user_id: str, agent_id: str, at: datetime) -> None:
     """Sets lastReplyAt unless a later reply already did (never backwards)."""
-    try:
-        db.client.update_item(
-            TableName=db.tables.agents, Key=agent_key(user_id, agent_id),
-            UpdateExpression="SET #lr = :at",
-            ConditionExpression="attribute_exists(#pk) AND (attribute_not_exists(#lr) OR #lr <= :at)",
-            ExpressionAttributeNames={"#lr": "lastReplyAt", "#pk": "pk"},
-            ExpressionAttributeValues={":at": to_value(to_api_time(at))},
-        )
-    except ClientError as error:
-        if not is_condition_failure(error):
-            raise
+    agent_exists, not_later = "attribute_exists(#pk)", "(attribute_not_exists(#lr) OR #lr <= :at)"
+    with contextlib.suppress(ConditionFailed):  # absent, or a later reply got there first
+        write(db, Op("agent_last_reply", {"Update": {
+            "TableName": db.tables.agents, "Key": agent_key(user_id, agent_id),
+            "UpdateExpression": "SET #lr = :at",
+            "ConditionExpression": f"{agent_exists} AND {not_later}",
+            "ExpressionAttributeNames": {"#lr": "lastReplyAt", "#pk": "pk"},
+            "ExpressionAttributeValues": {":at": to_value(to_api_time(at))},
+        }}))

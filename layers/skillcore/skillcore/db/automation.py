@@ -12,10 +12,9 @@ updated in place by retries of the same slot.
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import Any
-
-from botocore.exceptions import ClientError
 
 from skillcore.automation.models import (
     AutomationConfig,
@@ -26,7 +25,9 @@ from skillcore.automation.models import (
 )
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.due_index import due_attrs, query_due
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.errors import AlreadyExists
 from skillcore.records import UnreadableRecord, quarantine_op, read_record, readable
 
@@ -87,11 +88,9 @@ def create_job_op(db: Db, job: AutomationJob) -> dict[str, Any]:
 
 def create_job(db: Db, job: AutomationJob) -> None:
     try:
-        db.client.put_item(**create_job_op(db, job)["Put"])
-    except ClientError as error:
-        if is_condition_failure(error):
-            raise AlreadyExists("automation job exists") from error
-        raise
+        write(db, Op("automation_job", create_job_op(db, job)))
+    except ConditionFailed as error:
+        raise AlreadyExists("automation job exists") from error
 
 
 def get_job(db: Db, job_id: str, *, consistent: bool = True) -> AutomationJob | None:
@@ -145,11 +144,8 @@ def due_jobs(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Automa
 def quarantine(db: Db, job_id: str, now: datetime) -> None:
     """An unreadable job leaves the due index (see records.quarantine_op); gone meanwhile is fine."""
     op = quarantine_op(db.tables.automation_jobs, job_id, ("dueShard", "dueAt"), to_sort_time(now))
-    try:
-        db.client.update_item(**op["Update"])
-    except ClientError as error:
-        if not is_condition_failure(error):
-            raise
+    with contextlib.suppress(ConditionFailed):
+        write(db, Op("quarantine", op))
 
 
 # -- runs ---------------------------------------------------------------------------------------------

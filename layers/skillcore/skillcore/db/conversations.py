@@ -11,14 +11,16 @@ the owner of a conversation id (GSI `byConversationId`, hash = sk, keys only: co
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec.structs import asdict
 
 from skillcore.clock import parse_time, to_api_time
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.models import AgentCard, Conversation, ConversationKind
 
 
@@ -113,7 +115,7 @@ def put_conversation_op(db: Db, conversation: Conversation) -> dict[str, Any]:
 
 
 def put_conversation(db: Db, conversation: Conversation) -> None:
-    db.client.put_item(**put_conversation_op(db, conversation)["Put"])
+    write(db, Op("conversation", put_conversation_op(db, conversation)))
 
 
 def record_visible_messages_op(
@@ -153,15 +155,13 @@ def count_messages_op(db: Db, user_id: str, conversation_id: str, *, added: int)
 def advance_summary(db: Db, user_id: str, conversation_id: str, *, at: datetime, preview: str) -> None:
     """Sets the last-message summary unless a newer message already did: it never moves backwards, so
     concurrent writers (a chat turn, a reminder) cannot undo each other."""
-    try:
-        db.client.update_item(
-            TableName=db.tables.conversations,
-            Key=conversation_key(user_id, conversation_id),
-            UpdateExpression="SET #lat = :at, #prev = :prev",
-            ConditionExpression="attribute_exists(#pk) AND (attribute_not_exists(#lat) OR #lat <= :at)",
-            ExpressionAttributeNames={"#lat": "lastMessageAt", "#prev": "lastMessagePreview", "#pk": "pk"},
-            ExpressionAttributeValues={":at": to_value(to_api_time(at)), ":prev": to_value(preview)},
-        )
-    except ClientError as error:
-        if not is_condition_failure(error):
-            raise
+    conversation_exists, not_newer = "attribute_exists(#pk)", "(attribute_not_exists(#lat) OR #lat <= :at)"
+    with contextlib.suppress(ConditionFailed):  # absent, or a newer message got there first
+        write(db, Op("conversation_summary", {"Update": {
+            "TableName": db.tables.conversations,
+            "Key": conversation_key(user_id, conversation_id),
+            "UpdateExpression": "SET #lat = :at, #prev = :prev",
+            "ConditionExpression": f"{conversation_exists} AND {not_newer}",
+            "ExpressionAttributeNames": {"#lat": "lastMessageAt", "#prev": "lastMessagePreview", "#pk": "pk"},
+            "ExpressionAttributeValues": {":at": to_value(to_api_time(at)), ":prev": to_value(preview)},
+        }}))

@@ -1,9 +1,9 @@
 """DynamoDB plumbing shared by the store modules.
 
 - `Db` bundles the low-level client with the table names (the client API is used throughout: it is lighter
-  to import and create than the resource API).
+  to import and create than the resource API). Its client raises db/errors.py's types, never botocore's.
 - `to_item`/`from_item` convert plain dicts to and from the attribute-value format.
-- `is_condition_failure`/`transaction_reasons` read a failed condition; each store turns it into its domain outcome.
+- Writes with conditions go through db/transact.py (`transact`, `write`), which names each operation.
 - Cursors are opaque, but they are checked to belong to the partition being listed.
 """
 
@@ -15,9 +15,11 @@ from decimal import Decimal
 from typing import Any
 
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 from msgspec import Struct
+from msgspec.structs import force_setattr
 
+from skillcore.db.errors import StoreError, translate
 from skillcore.errors import RuleViolation
 from skillcore.settings import Settings, TableNames
 
@@ -25,9 +27,41 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
+class StoreClient:
+    """A boto3 DynamoDB client whose calls raise db/errors.py's types: the one place botocore errors are
+    translated, whoever builds the Db (the handlers, the tests, a hooked client in a test)."""
+
+    __slots__ = ("_calls", "raw")
+
+    def __init__(self, raw: Any):
+        self.raw = raw
+        self._calls: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        cached = self._calls.get(name)
+        if cached is not None:
+            return cached
+        attr = getattr(self.raw, name)
+        if name.startswith("_") or not callable(attr):
+            return attr  # meta, exceptions: passed through (the bench hooks meta.events)
+
+        def call(**kwargs: Any) -> Any:
+            try:
+                return attr(**kwargs)
+            except (ClientError, BotoCoreError) as error:
+                raise translate(error, name) from error
+
+        self._calls[name] = call
+        return call
+
+
 class Db(Struct, frozen=True):
     client: Any
     tables: TableNames
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.client, StoreClient):
+            force_setattr(self, "client", StoreClient(self.client))
 
 
 def make_client(settings: Settings) -> Any:
@@ -96,24 +130,6 @@ def batch_get(db: Db, wanted: dict[str, list[dict[str, Any]]]) -> dict[str, list
             found[table].extend(from_item(i) or {} for i in items)
         request = response.get("UnprocessedKeys") or {}
     return found
-
-
-def is_condition_failure(error: ClientError) -> bool:
-    return error.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException"
-
-
-def old_item(error: ClientError) -> dict[str, Any] | None:
-    """The item as it was when the condition failed (ReturnValuesOnConditionCheckFailure=ALL_OLD)."""
-    return from_item(error.response.get("Item"))
-
-
-def transaction_reasons(error: ClientError) -> list[str]:
-    """The per-item cancellation codes of a TransactionCanceledException ('None' where the item was fine)."""
-    return [reason.get("Code", "None") for reason in error.response.get("CancellationReasons", [])]
-
-
-def transaction_old_items(error: ClientError) -> list[dict[str, Any] | None]:
-    return [from_item(reason.get("Item")) for reason in error.response.get("CancellationReasons", [])]
 
 
 def encode_cursor(last_key: dict[str, Any] | None) -> str | None:
@@ -187,8 +203,8 @@ def query_page(
         params["ExclusiveStartKey"] = start
     try:
         response = db.client.query(**params)
-    except ClientError as error:
-        if start and error.response.get("Error", {}).get("Code") == "ValidationException":
+    except StoreError as error:
+        if start and error.code == "ValidationException":
             raise RuleViolation(
                 "cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]}
             ) from error

@@ -16,38 +16,25 @@ the revision; a lost condition is translated into LeaseLost/VersionConflict here
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime, timedelta
 from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec import Struct
 
 from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.due_index import due_attrs, query_due, shard
-from skillcore.db.dynamo import (
-    Db,
-    from_item,
-    is_condition_failure,
-    key,
-    old_item,
-    query_page,
-    to_item,
-    to_value,
-)
-from skillcore.errors import Conflict
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
+from skillcore.errors import LeaseLost
 from skillcore.records import UnreadableRecord, quarantine_op, read_record, readable
 
 LEASE_INDEX = "leases"
 BY_USER = "byUser"
 LEASE = timedelta(minutes=2)
-
-
-class LeaseLost(Conflict):
-    """The job moved on (another worker, a cancel, a recovered lease): this worker must not touch it."""
-
-    code = "lease_lost"
 
 
 def lease_attrs(job_id: str, lease_expires_at: datetime) -> dict[str, str]:
@@ -151,11 +138,8 @@ def due_candidates(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[
 def quarantine(db: Db, job_id: str, now: datetime) -> None:
     """An unreadable job leaves the due and lease indexes (see records.quarantine_op); gone meanwhile is fine."""
     op = quarantine_op(db.tables.jobs, job_id, ("dueShard", "dueAt", "leaseShard", "leaseAt"), to_sort_time(now))
-    try:
-        db.client.update_item(**op["Update"])
-    except ClientError as error:
-        if not is_condition_failure(error):
-            raise
+    with contextlib.suppress(ConditionFailed):
+        write(db, Op("quarantine", op))
 
 
 def expired_leases(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate | UnreadableRecord]:
@@ -219,17 +203,17 @@ def transition_op(
 def apply(db: Db, op: dict[str, Any]) -> BackgroundJob:
     """Runs one transition alone; returns the job as it now is, or raises LeaseLost with the job as it was."""
     try:
-        response = db.client.update_item(
-            **op["Update"], ReturnValues="ALL_NEW", ReturnValuesOnConditionCheckFailure="ALL_OLD"
-        )
-    except ClientError as error:
-        if is_condition_failure(error):
-            lost = LeaseLost("the job changed under this worker")
-            before = old_item(error)
-            lost.details = {"status": before.get("status")} if before else {}
-            raise lost from error
-        raise
-    return job_from_item(from_item(response["Attributes"]) or {})
+        after = write(db, Op("job", op), return_values="ALL_NEW")
+    except ConditionFailed as failed:
+        raise lost(failed.old) from failed
+    return job_from_item(after or {})
+
+
+def lost(before: dict[str, Any] | None) -> LeaseLost:
+    """The LeaseLost for a transition whose condition failed, saying the status the job had instead."""
+    error = LeaseLost("the job changed under this worker")
+    error.details = {"status": before.get("status")} if before else {}
+    return error
 
 
 def claim_op(db: Db, candidate: Candidate, now: datetime) -> dict[str, Any]:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.errors import NotFound
 from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
 
@@ -93,22 +93,19 @@ def forget_memory(db: Db, user_id: str, agent_id: str, memory_id: str, now: date
     """Marks the memory forgotten; the key is built from the caller's own user and agent, so another
     owner's memory id simply does not exist here."""
     try:
-        response = db.client.update_item(
-            TableName=db.tables.memories,
-            Key=key(pk=partition(user_id, agent_id), sk=memory_id),
-            UpdateExpression="SET #status = :forgotten, #u = :now, #sk2 = :sk2",
-            ConditionExpression="attribute_exists(#pk)",
-            ExpressionAttributeNames={"#status": "status", "#u": "updatedAt", "#sk2": "statusKey", "#pk": "pk"},
-            ExpressionAttributeValues={
+        after = write(db, Op("memory", {"Update": {
+            "TableName": db.tables.memories,
+            "Key": key(pk=partition(user_id, agent_id), sk=memory_id),
+            "UpdateExpression": "SET #status = :forgotten, #u = :now, #sk2 = :sk2",
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": {"#status": "status", "#u": "updatedAt", "#sk2": "statusKey", "#pk": "pk"},
+            "ExpressionAttributeValues": {
                 ":forgotten": to_value(MemoryStatus.FORGOTTEN.value), ":now": to_value(to_sort_time(now)),
                 ":sk2": to_value(status_key(MemoryStatus.FORGOTTEN, now, memory_id)),
             },
-            ReturnValues="ALL_NEW",
-        )
-    except ClientError as error:
-        if is_condition_failure(error):
-            raise NotFound("memory not found") from error
-        raise
-    return memory_from_item(from_item(response["Attributes"]) or {})
+        }}), return_values="ALL_NEW")
+    except ConditionFailed as error:
+        raise NotFound("memory not found") from error
+    return memory_from_item(after or {})
 
 

@@ -8,41 +8,15 @@ Finished sessions expire after SESSION_TTL_DAYS.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from enum import StrEnum
+from datetime import timedelta
 from typing import Any
-
-from msgspec import Struct
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.db.dynamo import Db, key, to_item
+from skillcore.models import SessionStatus, WorkflowSession
 
 SESSION_SK = "workflow"
 SESSION_TTL_DAYS = 30
-
-
-class SessionStatus(StrEnum):
-    ACTIVE = "active"
-    COMPLETED = "completed"
-    CANCELLED = "cancelled"
-
-
-class WorkflowSession(Struct, frozen=True, kw_only=True):
-
-    conversation_id: str
-    session_id: str
-    skill_id: str
-    skill_version: str
-    status: SessionStatus
-    step: str
-    slots: dict[str, str]
-    revision: int
-    started_at: datetime
-    updated_at: datetime
-
-    @property
-    def active(self) -> bool:
-        return self.status is SessionStatus.ACTIVE
 
 
 def session_key(conversation_id: str) -> dict[str, Any]:

@@ -9,22 +9,15 @@ duration; never the input, memory text or output.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from skillcore.clock import to_api_time
-from skillcore.db.dynamo import Db, from_item, is_condition_failure, key, old_item, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
+from skillcore.models import ExecutionStatus
 
 EXECUTION_TTL_DAYS = 90
-
-
-class ExecutionStatus(StrEnum):
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    DENIED = "denied"
 
 
 def create_execution(
@@ -39,15 +32,12 @@ def create_execution(
         "expiresAt": int((now + timedelta(days=EXECUTION_TTL_DAYS)).timestamp()),
     }
     try:
-        db.client.put_item(
-            TableName=db.tables.tool_executions, Item=to_item(item),
-            ConditionExpression="attribute_not_exists(#pk)", ExpressionAttributeNames={"#pk": "pk"},
-            ReturnValuesOnConditionCheckFailure="ALL_OLD",
-        )
-    except ClientError as error:
-        if is_condition_failure(error):
-            return old_item(error) or {"pk": idempotency_key}
-        raise
+        write(db, Op("tool_execution", {"Put": {
+            "TableName": db.tables.tool_executions, "Item": to_item(item),
+            "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"},
+        }}))
+    except ConditionFailed as error:
+        return error.old or {"pk": idempotency_key}
     return None
 
 

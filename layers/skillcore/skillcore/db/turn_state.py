@@ -13,8 +13,7 @@ from msgspec import Struct
 
 from skillcore.db import conversations, sessions, turns, users
 from skillcore.db.dynamo import Db, batch_get
-from skillcore.db.sessions import WorkflowSession
-from skillcore.models import Conversation
+from skillcore.models import Conversation, WorkflowSession
 
 
 class TurnState(Struct, frozen=True):

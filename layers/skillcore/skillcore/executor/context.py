@@ -5,13 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from itertools import chain
-from typing import Any
 
 from msgspec import Struct
 
-from skillcore.db.sessions import WorkflowSession
+from skillcore.db.transact import Op
 from skillcore.language import Language, choose
-from skillcore.models import AgentCard, Conversation, Message, Role, RunKind, RunOutcome
+from skillcore.models import AgentCard, Conversation, Message, Role, RunKind, RunOutcome, WorkflowSession
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
 
@@ -60,11 +59,9 @@ class TurnContext(Struct):
     def enabled(self, manifest: SkillManifest) -> bool:
         return manifest.skill_id not in self.disabled_skills
 
-
 class SessionWrite(Struct, frozen=True):
     session: WorkflowSession
     previous_revision: int | None  # None: no live session existed
-
 
 class TurnResult(Struct, frozen=True):
     reply: str
@@ -73,4 +70,4 @@ class TurnResult(Struct, frozen=True):
     skill: SkillManifest | None = None
     session_write: SessionWrite | None = None
     memories_used: int | None = None
-    writes: tuple[dict[str, Any], ...] = ()  # extra transaction items (tool record, audit events)
+    writes: tuple[Op, ...] = ()  # extra transaction items (tool record, audit events)

@@ -11,12 +11,11 @@ from typing import Protocol
 
 from msgspec.structs import replace
 
-from skillcore.db.sessions import SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
 from skillcore.executor.selection import select_prompts, select_workflow
 from skillcore.language import Language, detect
 from skillcore.model.port import BlockKind, ChatMessage, ChatModel, ModelError, ModelRequest, SystemBlock
-from skillcore.models import Role, RunKind, RunOutcome
+from skillcore.models import Role, RunKind, RunOutcome, SessionStatus, WorkflowSession
 from skillcore.observability import logger, model_degraded
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition

@@ -1,1 +1,1 @@
-"""Agent memories: the item model, retrieval (memory-recall) and the prompt section (memory-context)."""
+"""Agent memories: the item model, retrieval (the recall tool) and the ports the memory skills receive."""

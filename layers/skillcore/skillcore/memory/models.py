@@ -1,4 +1,4 @@
-"""The memory item, shared by the Memories API, memory-recall, memory-context and the automation tools."""
+"""The memory item, shared by the Memories API, the memory skills (recall, context) and the automation tools."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Lightweight retrieval for memory-recall: term extraction and ranking, pure functions.
+"""Lightweight retrieval for the memory recall tool: term extraction and ranking, pure functions.
 
 Terms: CJK runs become overlapping bigrams (and the run itself when it is 2-4 characters), other text
 becomes lower-cased word tokens of 2+ characters. Filler terms of recall questions ("还记得", "remember")

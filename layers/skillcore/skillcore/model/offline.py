@@ -9,7 +9,7 @@ What it answers (the contract tests rely on), first rule that applies wins:
    recall that found nothing, failed or was denied never carries memory text.
 4. Otherwise an echo: "I hear you: “<the last user text, up to 200 characters>”." (Chinese: "我听到了：“…”。"),
    followed by " [skills: a, b]" naming the SKILL blocks' sources, if any.
-MEMORY blocks (memory-context) are never repeated; they only count: " [memories: N]" is appended to an echo.
+MEMORY blocks (context skills) are never repeated; they only count: " [memories: N]" is appended to an echo.
 With tools offered, it calls them as `tool_planner` decides (automation runs plug in the deterministic
 extractor of automation/offline_extraction.py); without a planner it calls none. After tool results, an
 AUTOMATION request is answered "Memory review done: N saved, M forgotten." (Chinese:

@@ -18,7 +18,7 @@ class BlockKind(StrEnum):
 
     PERSONA = "persona"          # who the agent is
     SKILL = "skill"              # a prompt skill's instruction
-    MEMORY = "memory"            # memories injected by memory-context (facts are memory contents)
+    MEMORY = "memory"            # memories injected by a context skill (facts are memory contents)
     RECALL = "recall"            # a tool skill's recalled facts: answer with them
     RECALL_EMPTY = "recall_empty"  # a recall found nothing / failed: say so, invent nothing
     NOTICE = "notice"            # something the agent must tell the user (e.g. grant missing)

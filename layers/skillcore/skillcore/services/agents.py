@@ -8,6 +8,7 @@ from skillcore.db import agents as agent_store
 from skillcore.db import conversations as conversation_store
 from skillcore.db import messages as message_store
 from skillcore.db.dynamo import Db
+from skillcore.db.transact import Op, transact
 from skillcore.errors import NotFound, RuleViolation
 from skillcore.ids import new_id
 from skillcore.models import Agent, AgentCard, Conversation, ConversationKind, Message
@@ -26,9 +27,10 @@ def create_agent(db: Db, user_id: str, *, name: str, persona: str, now: datetime
         agents=(AgentCard(agent_id=agent_id, name=name, persona=persona),), title=name,
         message_count=0, last_message_at=None, last_message_preview=None, created_at=now,
     )
-    db.client.transact_write_items(
-        TransactItems=[agent_store.put_agent_op(db, agent), conversation_store.put_conversation_op(db, conversation)]
-    )
+    transact(db, [
+        Op("agent", agent_store.put_agent_op(db, agent)),
+        Op("conversation", conversation_store.put_conversation_op(db, conversation)),
+    ])
     return agent
 
 

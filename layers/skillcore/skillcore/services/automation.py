@@ -6,7 +6,6 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec.structs import replace
 from pydantic.alias_generators import to_camel
 
@@ -15,18 +14,16 @@ from skillcore.automation.schedule import Schedule, ScheduleError, ScheduleType,
 from skillcore.db import agents as agent_store
 from skillcore.db import automation as store
 from skillcore.db import users
-from skillcore.db.dynamo import Db, is_condition_failure
+from skillcore.db.dynamo import Db
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 from skillcore.errors import NotFound, RuleViolation, VersionConflict
 from skillcore.ids import new_id, stable_id
 from skillcore.models import Profile
 from skillcore.records import UnreadableRecord
 from skillcore.services.profile import DEFAULT_TIMEZONE
 from skillcore.skills.builtin import Skills
-from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE
 from skillcore.timezones import valid_timezone
-
-DEFAULT_TOOLS = ("memory_write", "memory_forget")
-DEFAULT_LOCAL_TIME = "10:00"
 
 
 def default_job_id(user_id: str) -> str:
@@ -53,24 +50,26 @@ def _check_tools(skills: Skills, config: AutomationConfig) -> None:
                             details={"unknown": unknown, "registered": sorted(skills.tool_names())})
 
 
-def default_job(profile: Profile, now: datetime) -> AutomationJob:
-    """The user's daily memory job: 10:00 in the profile's zone, all agents. Its id is derived from the
-    user, so it can exist only once."""
-    schedule = _schedule("daily", DEFAULT_LOCAL_TIME, None, profile.timezone)
+def default_job(skills: Skills, profile: Profile, now: datetime) -> AutomationJob:
+    """The user's default job, as the automation skill that runs jobs offers it: daily in the profile's
+    zone, all agents. Its id is derived from the user, so it can exist only once."""
+    offered = skills.automations.job_runner().default_job
+    assert offered is not None  # the registry's job runner is the skill that offers it
+    schedule = _schedule("daily", offered.local_time, None, profile.timezone)
     return AutomationJob(
-        job_id=default_job_id(profile.user_id), user_id=profile.user_id, title=DEFAULT_TITLE,
-        schedule_type="daily", local_time=DEFAULT_LOCAL_TIME, weekday=None, timezone=profile.timezone,
-        agent_id=None, config=AutomationConfig(prompt=DEFAULT_PROMPT, tools=DEFAULT_TOOLS),
+        job_id=default_job_id(profile.user_id), user_id=profile.user_id, title=offered.title,
+        schedule_type="daily", local_time=offered.local_time, weekday=None, timezone=profile.timezone,
+        agent_id=None, config=AutomationConfig(prompt=offered.prompt, tools=offered.tools),
         status=AutomationStatus.ACTIVE, next_run_at=next_run(schedule, now), is_default=True,
         created_at=now, updated_at=now,
     )
 
 
-def default_job_op(db: Db) -> Callable[[Profile, datetime], dict[str, Any]]:
+def default_job_op(db: Db, skills: Skills) -> Callable[[Profile, datetime], Op]:
     """The conditional Put of the default job, for the first profile's transaction."""
 
-    def op(profile: Profile, now: datetime) -> dict[str, Any]:
-        return store.create_job_op(db, default_job(profile, now))
+    def op(profile: Profile, now: datetime) -> Op:
+        return Op("default_automation_job", store.create_job_op(db, default_job(skills, profile, now)))
 
     return op
 
@@ -116,11 +115,9 @@ def patch_job(db: Db, skills: Skills, user_id: str, job_id: str, changes: dict[s
         current_slot=None, slot_attempts=0,
     )
     try:
-        db.client.put_item(**store.replace_job_op(db, updated, expected_revision=job.revision)["Put"])
-    except ClientError as error:
-        if is_condition_failure(error):
-            raise VersionConflict("the job changed meanwhile (it may be running); try again") from error
-        raise
+        write(db, Op("automation_job", store.replace_job_op(db, updated, expected_revision=job.revision)))
+    except ConditionFailed as error:
+        raise VersionConflict("the job changed meanwhile (it may be running); try again") from error
     return updated
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from botocore.exceptions import ClientError
 from msgspec.structs import replace
 from pydantic import ValidationError
 
@@ -17,10 +16,13 @@ from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
 from skillcore.db import messages as message_store
 from skillcore.db.dynamo import Db
+from skillcore.db.errors import TransactionFailed
+from skillcore.db.transact import Op, transact
 from skillcore.errors import Conflict, NotFound, RuleViolation
 from skillcore.ids import new_id
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide, permission_required_details, scope_candidates
+from skillcore.skills.background import JobTarget
 from skillcore.skills.builtin import Skills
 
 MIN_LEAD = timedelta(minutes=1)
@@ -68,10 +70,9 @@ def create_job(
     if not now + MIN_LEAD <= run_at <= now + MAX_LEAD:
         raise refuse("run_at_out_of_range", "runAt must be between 1 minute and 1 year ahead", "run_at_out_of_range")
     try:
-        payload = definition.payload_model.model_validate({
-            "agentId": agent.agent_id, "agentName": agent.name, "conversationId": agent.default_conversation_id,
-            "note": note,
-        })
+        payload = definition.build_payload(JobTarget(
+            agent_id=agent.agent_id, agent_name=agent.name, conversation_id=agent.default_conversation_id, note=note,
+        ))
     except ValidationError as error:
         raise RuleViolation("payload is not valid", details={"errors": [
             {"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in error.errors(include_input=False)
@@ -88,7 +89,7 @@ def create_job(
     allowed = _event(user_id, skill_id, manifest.version, now, AuditAction.BACKGROUND_CREATE, Decision.ALLOWED,
                      decision.reason.value, target=job_id, scope=decision.scope,
                      metadata=AuditMetadata(job_id=job_id, matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants)))
-    db.client.transact_write_items(TransactItems=[job_store.put_job_op(db, job), audit_store.put_audit_op(db, allowed)])
+    transact(db, [Op("job", job_store.put_job_op(db, job)), Op("audit", audit_store.put_audit_op(db, allowed))])
     return job
 
 
@@ -115,9 +116,9 @@ def cancel_job(db: Db, user_id: str, job_id: str, now: datetime) -> BackgroundJo
     event = _event(user_id, job.skill_id, job.skill_version, now, AuditAction.BACKGROUND_CANCEL, Decision.CANCELLED,
                    "user_request", target=job.job_id, metadata=AuditMetadata(job_id=job.job_id))
     try:
-        db.client.transact_write_items(TransactItems=[op, audit_store.put_audit_op(db, event)])
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+        transact(db, [Op("job", op), Op("audit", audit_store.put_audit_op(db, event))])
+    except TransactionFailed as error:
+        if error.failed("job") is None:
             raise
         current = owned_job(db, user_id, job_id)  # a scan claimed it a moment ago
         raise Conflict(f"a {current.status.value} job cannot be cancelled", code="job_not_cancellable",

@@ -2,9 +2,9 @@
 
 DynamoDB requests of a plain turn: 1 BatchGetItem (conversation, skill switches, turn record, workflow
 session), 1 Query of the user's grants and, with memory:read granted, 1 Query of the agent's active
-memories (memory-context), 1 Query (recent visible messages, only when the model is asked), 1
+memories (a context skill), 1 Query (recent visible messages, only when the model is asked), 1
 TransactWriteItems (both messages, conversation summary, agent lastReplyAt, turn record, SkillRun,
-session, tool record and audit events). A memory-recall turn adds the execution record's Put and the
+session, tool record and audit events). A memory recall turn (a tool skill) adds the execution record's Put and the
 recall's Query. Workflow turns read neither grants, memories nor history.
 
 Duplicate recovery: the turn record (conversationId + clientMessageId) is written in the same
@@ -20,12 +20,13 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import msgspec
-from botocore.exceptions import ClientError
 from msgspec import Struct
 
 from skillcore.clock import Clock
 from skillcore.db import agents, conversations, grants, messages, runs, sessions, turns
-from skillcore.db.dynamo import Db, transaction_old_items, transaction_reasons
+from skillcore.db.dynamo import Db
+from skillcore.db.errors import TransactionFailed
+from skillcore.db.transact import Op, transact
 from skillcore.db.turn_state import read_turn_state
 from skillcore.errors import Conflict, NotFound, VersionConflict
 from skillcore.executor.context import TurnContext, TurnResult
@@ -123,36 +124,32 @@ def _commit(
 ) -> TurnResponse:
     """Writes the turn atomically; returns `response`, or the stored one of a twin that committed first."""
     reply = response.reply
-    items: list[dict[str, Any]] = [
-        turns.put_turn_op(db, conversation_id, client_message_id, text=text,
-                          response=msgspec.to_builtins(response), now=now),
-        messages.put_message_op(db, response.user_message, user_id),
-        messages.put_message_op(db, reply, user_id),
-        conversations.record_visible_messages_op(
+    ops: list[Op] = [
+        Op("turn", turns.put_turn_op(db, conversation_id, client_message_id, text=text,
+                                     response=msgspec.to_builtins(response), now=now)),
+        Op("user_message", messages.put_message_op(db, response.user_message, user_id)),
+        Op("reply", messages.put_message_op(db, reply, user_id)),
+        Op("conversation", conversations.record_visible_messages_op(
             db, user_id, conversation_id, added=2, last_at=reply.created_at, last_text=preview(reply.text)
-        ),
-        agents.touch_last_reply_op(db, user_id, reply.agent_id or "", reply.created_at),
-        runs.put_run_op(db, response.run),
+        )),
+        Op("agent", agents.touch_last_reply_op(db, user_id, reply.agent_id or "", reply.created_at)),
+        Op("run", runs.put_run_op(db, response.run)),
         *result.writes,
     ]
     if result.session_write:
         write = result.session_write
-        items.append(sessions.put_session_op(db, write.session, previous_revision=write.previous_revision))
+        ops.append(Op("session", sessions.put_session_op(db, write.session, previous_revision=write.previous_revision)))
     try:
-        db.client.transact_write_items(TransactItems=items)
+        transact(db, ops)
         return response
-    except ClientError as error:
-        if error.response.get("Error", {}).get("Code") != "TransactionCanceledException":
-            raise
-        reasons = transaction_reasons(error)
-        if reasons and reasons[0] == "ConditionalCheckFailed":
+    except TransactionFailed as failed:
+        turn = failed.failed("turn")
+        if turn is not None:
             # A concurrent post with the same clientMessageId committed first: answer with its response.
-            winner = turns.recorded_response(transaction_old_items(error)[0]) or turns.get_turn(
-                db, conversation_id, client_message_id
-            )
+            winner = turns.recorded_response(turn.old) or turns.get_turn(db, conversation_id, client_message_id)
             if winner is None:
                 raise
             return _replay(winner, text)
-        if result.session_write and reasons[-1] == "ConditionalCheckFailed":
-            raise VersionConflict("the workflow moved on in another turn; send the message again") from error
+        if failed.failed("session") is not None:
+            raise VersionConflict("the workflow moved on in another turn; send the message again") from failed
         raise

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any
 
-from botocore.exceptions import ClientError
 from msgspec import Struct
 
 from skillcore.db import users
-from skillcore.db.dynamo import Db, transaction_reasons
+from skillcore.db.dynamo import Db
+from skillcore.db.errors import TransactionFailed
+from skillcore.db.transact import Op, transact
 from skillcore.errors import NotFound, RuleViolation
 from skillcore.models import Profile
 from skillcore.timezones import valid_timezone
@@ -22,7 +22,7 @@ class ProfileDeps(Struct, frozen=True):
     db: Db
     # The write that goes with a new profile (the default automation job), committed in the same
     # transaction: a user never has a profile without it, and concurrent first calls create one.
-    created_with: Callable[[Profile, datetime], dict[str, Any]] | None = None
+    created_with: Callable[[Profile, datetime], Op] | None = None
 
 
 def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, display_name: str | None, now: datetime) -> Profile:
@@ -33,12 +33,10 @@ def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, displa
         profile = Profile(user_id=user_id, timezone=timezone or DEFAULT_TIMEZONE, display_name=display_name or "",
                           created_at=now, updated_at=now)
         try:
-            deps.db.client.transact_write_items(TransactItems=[
-                users.create_profile_op(deps.db, profile), deps.created_with(profile, now),
-            ])
+            transact(deps.db, [Op("profile", users.create_profile_op(deps.db, profile)), deps.created_with(profile, now)])
             return profile
-        except ClientError as error:
-            if transaction_reasons(error)[:1] != ["ConditionalCheckFailed"]:
+        except TransactionFailed as failed:
+            if failed.failed("profile") is None:
                 raise
             # The profile exists: an update, below.
     profile, _ = users.upsert_profile(

@@ -1,7 +1,9 @@
 """Background skills: the seed's BackgroundSkillDefinition and its registry rules.
 
-`execute` receives only `BackgroundPorts`, bound by the worker to the job's owner, agent and conversation;
-a background skill cannot choose where it writes, and cannot write anything but through them.
+`build_payload` turns what the server verified for a new job (`JobTarget`: the agent, its conversation,
+the user's note) into the skill's payload; `execute` receives only `BackgroundPorts`, bound by the
+worker to the job's owner, agent and conversation: a background skill cannot choose where it writes,
+and cannot write anything but through them.
 """
 
 from __future__ import annotations
@@ -23,11 +25,23 @@ class BackgroundPorts(Struct, frozen=True):
     write_agent_message: Callable[[str], None]
 
 
+class JobTarget(Struct, frozen=True):
+    """What the server verified for a new job: the caller's agent and its default conversation, and the
+    user's note (free text, validated by the skill's payload model)."""
+
+    agent_id: str
+    agent_name: str
+    conversation_id: str
+    note: str
+
+
 class BackgroundSkillDefinition(Struct, frozen=True):
     manifest: SkillManifest
     payload_model: type[BaseModel]
     max_attempts: int
     execute: Callable[[Any, BackgroundPorts], None]
+    # Raises pydantic's ValidationError when the target (the note) does not fit the payload.
+    build_payload: Callable[[JobTarget], BaseModel]
 
     kind = SkillKind.BACKGROUND
 

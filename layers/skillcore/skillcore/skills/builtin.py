@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from msgspec import Struct
 
+from skillcore.skills.automation import AutomationRegistry
 from skillcore.skills.background import BackgroundRegistry
 from skillcore.skills.daily_plan import DAILY_PLAN
-from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
+from skillcore.skills.definitions import (
+    ContextSkillDefinition,
+    PromptSkillDefinition,
+    WorkflowSkillDefinition,
+)
 from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.goal_setting import GOAL_SETTING
 from skillcore.skills.manifest import SkillKind, SkillManifest
-from skillcore.skills.memory_context import MEMORY_CONTEXT, ContextSkillDefinition
-from skillcore.skills.memory_extraction import MEMORY_EXTRACTION, AutomationSkillDefinition
+from skillcore.skills.memory_context import MEMORY_CONTEXT
+from skillcore.skills.memory_extraction import MEMORY_EXTRACTION
 from skillcore.skills.memory_recall import MEMORY_RECALL
-from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE
 from skillcore.skills.registry import Registry
 from skillcore.skills.tools import ToolRegistry
 
@@ -26,7 +30,7 @@ class Skills(Struct, frozen=True):
     tools: ToolRegistry
     contexts: Registry[ContextSkillDefinition]
     background: BackgroundRegistry
-    automations: Registry[AutomationSkillDefinition]
+    automations: AutomationRegistry
 
     def __post_init__(self) -> None:
         ids = [d.manifest.skill_id for r in self._registries() for d in r.current()]
@@ -37,19 +41,13 @@ class Skills(Struct, frozen=True):
     def _registries(self) -> tuple[Registry, ...]:
         return (self.tools, self.contexts, self.background, self.automations, self.workflows, self.prompts)
 
-    @property
-    def memory_context(self) -> ContextSkillDefinition:
-        definition = self.contexts.latest("memory-context")
-        assert definition is not None
-        return definition
-
     def manifests(self) -> list[SkillManifest]:
         """The catalog: the current version of every skill whose runtime exists."""
         return [d.manifest for registry in self._registries() for d in registry.current()]
 
     def tool_names(self) -> frozenset[str]:
         """Every registered tool name an automation config may mention (allowed or not at run time)."""
-        return frozenset({MEMORY_WRITE.tool_id, MEMORY_FORGET.tool_id} | {t.tool_id for t in self.tools})
+        return self.automations.tool_names() | {t.tool_id for t in self.tools}
 
     def manifest(self, skill_id: str) -> SkillManifest | None:
         return next((m for m in self.manifests() if m.skill_id == skill_id), None)
@@ -62,7 +60,7 @@ def builtin_skills() -> Skills:
         tools=ToolRegistry([MEMORY_RECALL]),
         contexts=Registry(SkillKind.PROMPT, [MEMORY_CONTEXT]),
         background=BackgroundRegistry([GOAL_CHECK_IN_REMINDER]),
-        automations=Registry(SkillKind.AUTOMATION, [MEMORY_EXTRACTION]),
+        automations=AutomationRegistry([MEMORY_EXTRACTION]),
     )
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Protocol
 
 from msgspec import Struct, field
 
-from skillcore.db.sessions import WorkflowSession
+from skillcore.memory.models import MemoryItem
+from skillcore.model.port import SystemBlock
+from skillcore.models import WorkflowSession
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers
 
@@ -17,6 +20,16 @@ class PromptSkillDefinition(Struct, frozen=True):
     manifest: SkillManifest
     matchers: SkillMatchers
     instruction: str
+
+    kind = SkillKind.PROMPT
+
+
+class ContextSkillDefinition(Struct, frozen=True):
+    """A prompt skill that shapes every model reply with data it reads under its own permission (the
+    agent's active memories): `build` returns its block, or None, and how many memories it used."""
+
+    manifest: SkillManifest
+    build: Callable[[list[MemoryItem]], tuple[SystemBlock | None, int]]
 
     kind = SkillKind.PROMPT
 

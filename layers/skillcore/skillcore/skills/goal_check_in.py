@@ -7,7 +7,7 @@ quoted inside it as content, never used as an instruction (no model is involved 
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from skillcore.skills.background import BackgroundPorts, BackgroundSkillDefinition
+from skillcore.skills.background import BackgroundPorts, BackgroundSkillDefinition, JobTarget
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel, SkillKind, SkillManifest
 
 NOTE_MAX = 500
@@ -37,6 +37,13 @@ def render_message(payload: GoalCheckInPayload) -> str:
     return f"{OPENING}\n{middle}\n{CLOSING}"
 
 
+def build_payload(target: JobTarget) -> GoalCheckInPayload:
+    return GoalCheckInPayload.model_validate({
+        "agentId": target.agent_id, "agentName": target.agent_name, "conversationId": target.conversation_id,
+        "note": target.note,
+    })
+
+
 def execute(payload: GoalCheckInPayload, ports: BackgroundPorts) -> None:
     ports.write_agent_message(render_message(payload))
 
@@ -53,4 +60,5 @@ GOAL_CHECK_IN_REMINDER = BackgroundSkillDefinition(
     payload_model=GoalCheckInPayload,
     max_attempts=3,
     execute=execute,
+    build_payload=build_payload,
 )

@@ -1,15 +1,15 @@
 """memory-extraction@1.0.0: the automation skill behind the default daily memory job.
 
-It guards the memory writes of automation runs (`memory:write`, L2, persistent) and names the server's
-allowlist of tools a run may use; a job's `config.tools` is intersected with it at run time.
+It guards the memory writes of automation runs (`memory:write`, L2, persistent), names the server's
+allowlist of tools a run may use (a job's `config.tools` is intersected with it at run time) and offers
+the default daily memory job every new profile gets.
 """
 
 from __future__ import annotations
 
-from msgspec import Struct
-
+from skillcore.skills.automation import AutomationSkillDefinition, DefaultJob
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel, SkillKind, SkillManifest
-from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE, AutomationTool
+from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE
 
 MEMORY_WRITE_PERMISSION = PermissionRequirement(
     code="memory:write", risk_level=RiskLevel.L2, approval_mode=ApprovalMode.PERSISTENT
@@ -21,18 +21,8 @@ DEFAULT_PROMPT = (
     "用 memory_write 写入或更新；用户明确要求忘记的内容，用 memory_forget 忘记。"
     "只记录用户本人说过的事实，不要推测，不要记录一次性的闲聊。最后用一两句话总结做了什么。"
 )
-
-
-class AutomationSkillDefinition(Struct, frozen=True):
-    manifest: SkillManifest
-    allowlist: tuple[AutomationTool, ...]
-
-    kind = SkillKind.AUTOMATION
-
-    def allowed(self, names: tuple[str, ...]) -> tuple[tuple[AutomationTool, ...], tuple[str, ...]]:
-        """(the tools of `names` this skill allows, the names it refuses)."""
-        by_name = {t.tool_id: t for t in self.allowlist}
-        return tuple(by_name[n] for n in names if n in by_name), tuple(n for n in names if n not in by_name)
+DEFAULT_TOOLS = (MEMORY_WRITE.tool_id, MEMORY_FORGET.tool_id)
+DEFAULT_LOCAL_TIME = "10:00"
 
 
 MEMORY_EXTRACTION = AutomationSkillDefinition(
@@ -45,4 +35,5 @@ MEMORY_EXTRACTION = AutomationSkillDefinition(
         permissions=(MEMORY_WRITE_PERMISSION,),
     ),
     allowlist=(MEMORY_WRITE, MEMORY_FORGET),
+    default_job=DefaultJob(title=DEFAULT_TITLE, prompt=DEFAULT_PROMPT, tools=DEFAULT_TOOLS, local_time=DEFAULT_LOCAL_TIME),
 )

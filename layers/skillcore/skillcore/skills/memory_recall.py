@@ -17,7 +17,8 @@ from skillcore.skills.manifest import (
     SkillManifest,
 )
 from skillcore.skills.matchers import MatchKind, SkillMatchers, patterns
-from skillcore.skills.tools import ToolPorts, ToolRequest, ToolSkillDefinition
+from skillcore.skills.memory_ports import MemoryPorts
+from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 
 MEMORY_READ = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1, approval_mode=ApprovalMode.PERSISTENT)
 
@@ -49,7 +50,7 @@ def build_input(request: ToolRequest) -> dict[str, str]:
     return {"question": question.strip()}
 
 
-def execute(request: RecallInput, ports: ToolPorts) -> RecallOutput:
+def execute(request: RecallInput, ports: MemoryPorts) -> RecallOutput:
     browsed = not request.question.strip()
     memories = ports.list_active_memories()
     found = most_important(memories, MAX_RESULTS) if browsed else rank(request.question, memories, limit=MAX_RESULTS)

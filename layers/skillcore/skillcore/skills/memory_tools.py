@@ -6,14 +6,13 @@ name another owner's memory. memory_write derives the memory id from owner, agen
 writing the same fact twice (or retrying a run) updates one memory instead of adding another.
 """
 
-from collections.abc import Callable
-from typing import Any, Self
+from typing import Self
 
-from msgspec import Struct
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skillcore.memory.models import CONTENT_MAX, TITLE_MAX
-from skillcore.skills.tools import ToolPorts
+from skillcore.skills.automation import AutomationTool
+from skillcore.skills.memory_ports import MemoryPorts
 
 
 class MemoryWriteInput(BaseModel):
@@ -51,28 +50,13 @@ class MemoryForgetOutput(BaseModel):
     forgotten: bool
 
 
-class AutomationTool(Struct, frozen=True):
-    """A tool an automation run may offer the model. `tool_id` is the name the model calls."""
-
-    tool_id: str
-    description: str
-    timeout_ms: int
-    max_calls_per_turn: int
-    input_model: type[BaseModel]
-    output_model: type[BaseModel]
-    execute: Callable[[Any, ToolPorts], Any]
-
-    def input_schema(self) -> dict[str, Any]:
-        return self.input_model.model_json_schema()
-
-
-def _write(request: MemoryWriteInput, ports: ToolPorts) -> MemoryWriteOutput:
+def _write(request: MemoryWriteInput, ports: MemoryPorts) -> MemoryWriteOutput:
     assert ports.write_memory is not None
     memory, created = ports.write_memory(request.title, request.content, request.importance)
     return MemoryWriteOutput(memory_id=memory.memory_id, created=created)
 
 
-def _forget(request: MemoryForgetInput, ports: ToolPorts) -> MemoryForgetOutput:
+def _forget(request: MemoryForgetInput, ports: MemoryPorts) -> MemoryForgetOutput:
     assert ports.forget_memory is not None
     memory = ports.forget_memory(request.memory_id or "", request.match)
     return MemoryForgetOutput(memory_id=memory.memory_id if memory else None, forgotten=memory is not None)

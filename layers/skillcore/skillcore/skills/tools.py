@@ -1,7 +1,8 @@
 """Tool skills: the seed's ToolSkillDefinition and its registry rules.
 
-A tool skill references a fixed toolId and a reviewed handler; the handler receives only `ToolPorts`,
-capabilities already bound to the run's owner and agent, never a database client or an HTTP client.
+A tool skill references a fixed toolId and a reviewed handler; the handler receives only its skill's
+ports (e.g. skills/memory_ports.py), capabilities already bound to the run's owner and agent, never a
+database client or an HTTP client.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import Any
 from msgspec import Struct
 from pydantic import BaseModel
 
-from skillcore.memory.models import MemoryItem
 from skillcore.model.port import SystemBlock
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import Match, SkillMatchers
@@ -21,16 +21,6 @@ from skillcore.skills.registry import Registry, RegistryError
 MIN_TIMEOUT_MS = 100
 MAX_TIMEOUT_MS = 30_000
 MIN_CALLS, MAX_CALLS = 1, 4
-
-
-class ToolPorts(Struct, frozen=True):
-    """What a tool handler may touch, bound by the runner to one owner and one agent."""
-
-    list_active_memories: Callable[[], list[MemoryItem]]
-    # (title, content, importance) -> (memory, created)
-    write_memory: Callable[[str, str, int], tuple[MemoryItem, bool]] | None = None
-    # (memory_id, match) -> the forgotten memory, or None when nothing of this owner's agent matched
-    forget_memory: Callable[[str, str | None], MemoryItem | None] | None = None
 
 
 class ToolRequest(Struct, frozen=True):
@@ -53,7 +43,7 @@ class ToolSkillDefinition(Struct, frozen=True):
     output_model: type[BaseModel]
     matchers: SkillMatchers
     build_input: Callable[[ToolRequest], dict[str, Any]]
-    execute: Callable[[Any, ToolPorts], Any]
+    execute: Callable[[Any, Any], Any]  # (validated input, the skill's ports) -> output
     build_system_instruction: Callable[[Any], SystemBlock]
     description: str = ""
     result_count: Callable[[Any], int] = _no_results

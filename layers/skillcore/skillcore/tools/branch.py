@@ -7,6 +7,7 @@ trigger, conversation kind, skill enabled). Whether it may run is the runner's P
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from msgspec.structs import replace
 
@@ -16,7 +17,7 @@ from skillcore.language import Language
 from skillcore.model.port import BlockKind, SystemBlock
 from skillcore.models import RunKind, RunOutcome
 from skillcore.skills.builtin import Skills
-from skillcore.skills.tools import ToolPorts, ToolRequest, ToolSkillDefinition
+from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 from skillcore.tools.runner import ToolCallContext, ToolRunner, ToolStatus
 
 FAILED_INSTRUCTION = (
@@ -45,7 +46,7 @@ def denied_notice(definition: ToolSkillDefinition, language: Language = Language
 
 
 class ToolSkillBranch:
-    def __init__(self, skills: Skills, runner: ToolRunner, ports_for: Callable[[str, str], ToolPorts]):
+    def __init__(self, skills: Skills, runner: ToolRunner, ports_for: Callable[[str, str], Any]):
         self._skills = skills
         self._runner = runner
         self._ports_for = ports_for
@@ -79,9 +80,9 @@ class ToolSkillBranch:
             block = definition.build_system_instruction(outcome.output)
             run_outcome = RunOutcome.SUCCEEDED
             count = definition.result_count(outcome.output)
-        # A denied or failed tool must not be answered around with other memories: no memory context then.
+        # A denied or failed tool must not be answered around with other memories: no context skills then.
         result = reply_with(ctx, [block]) if run_outcome is RunOutcome.SUCCEEDED else reply_with(
-            _without_context(ctx), [block]
+            _without_context(ctx, self._skills), [block]
         )
         if result.outcome is RunOutcome.DEGRADED and run_outcome is RunOutcome.SUCCEEDED:
             run_outcome = RunOutcome.DEGRADED
@@ -91,5 +92,5 @@ class ToolSkillBranch:
         )
 
 
-def _without_context(ctx: TurnContext) -> TurnContext:
-    return replace(ctx, disabled_skills=ctx.disabled_skills | {"memory-context"})
+def _without_context(ctx: TurnContext, skills: Skills) -> TurnContext:
+    return replace(ctx, disabled_skills=ctx.disabled_skills | {d.manifest.skill_id for d in skills.contexts.current()})

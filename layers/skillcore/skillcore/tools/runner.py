@@ -27,13 +27,13 @@ from skillcore import faults
 from skillcore.db import audit as audit_store
 from skillcore.db import tool_executions
 from skillcore.db.dynamo import Db
-from skillcore.db.tool_executions import ExecutionStatus
+from skillcore.db.transact import Op
+from skillcore.models import ExecutionStatus
 from skillcore.observability import logger, tool_call
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
-from skillcore.skills.tools import ToolPorts
 
 
 class RunnableTool(Protocol):
@@ -48,7 +48,7 @@ class RunnableTool(Protocol):
     @property
     def output_model(self) -> type[BaseModel]: ...
     @property
-    def execute(self) -> Callable[[Any, ToolPorts], Any]: ...
+    def execute(self) -> Callable[[Any, Any], Any]: ...  # (validated input, the skill's ports) -> output
 
 
 class ToolStatus(StrEnum):
@@ -72,7 +72,7 @@ class ToolOutcome(Struct, frozen=True):
     output: BaseModel | None = None
     error_code: str | None = None
     duration_ms: int = 0
-    writes: tuple[dict[str, Any], ...] = ()
+    writes: tuple[Op, ...] = ()
     audit: tuple[AuditEvent, ...] = ()
     idempotency_key: str | None = None
 
@@ -112,7 +112,7 @@ class ToolRunner:
         call: ToolCallContext,
         raw_input: dict[str, Any],
         grants: tuple[PermissionGrant, ...],
-        ports: ToolPorts,
+        ports: Any,  # the tool's skill's ports, bound by the caller to this owner and agent
     ) -> ToolOutcome:
         started = time.perf_counter()
         now = self._clock()
@@ -131,11 +131,11 @@ class ToolRunner:
                    output: BaseModel | None = None, key: str | None = None) -> ToolOutcome:
             duration = int((time.perf_counter() - started) * 1000)
             tool_call(status.value, error or (decision.reason.value if decision else None))
-            writes = [audit_store.put_audit_op(self._db, e) for e in events]
+            writes = [Op("audit", audit_store.put_audit_op(self._db, e)) for e in events]
             if key:
-                writes.insert(0, tool_executions.finish_execution_op(
+                writes.insert(0, Op("tool_execution", tool_executions.finish_execution_op(
                     self._db, key, status=ExecutionStatus(status.value), error_code=error, duration_ms=duration, now=now,
-                ))
+                )))
             return ToolOutcome(status, decision, output, error, duration, tuple(writes), tuple(events), key)
 
         # 1. PolicyGate, before anything else happens.
@@ -205,7 +205,7 @@ class ToolRunner:
         return finish(ToolStatus.SUCCEEDED, decision, output=output, key=key)
 
     @staticmethod
-    def _call_handler(tool: RunnableTool, parsed: BaseModel, ports: ToolPorts) -> Any:
+    def _call_handler(tool: RunnableTool, parsed: BaseModel, ports: Any) -> Any:
         if faults.hit(faults.FaultPoint.TOOL_HANDLER) is faults.FaultKind.TIMEOUT:
             time.sleep(tool.timeout_ms / 1000 + 0.25)
         return tool.execute(parsed, ports)
