@@ -85,18 +85,3 @@ def readable(kind: str, items: list[dict[str, Any]], build: Callable[[dict[str, 
             logger.error("list skipped an unreadable item",
                          extra={"item_type": kind, "item_id": error.item_id, "error_type": error.error_type})
     return records
-
-
-def quarantine_op(table: str, item_id: str, index_fields: tuple[str, ...], at: str) -> dict[str, Any]:
-    """Takes an unreadable item out of the sparse scan indexes (it stays in the table, untouched otherwise,
-    with `unreadableAt`), so a scan logs it once instead of meeting it first in its shard forever. Saving a
-    valid record over it (a fix, a restore) puts it back."""
-    names = {f"#r{i}": name for i, name in enumerate(index_fields)} | {"#pk": "pk", "#bad": "unreadableAt"}
-    return {
-        "Update": {
-            "TableName": table, "Key": {"pk": {"S": item_id}},
-            "UpdateExpression": f"SET #bad = :at REMOVE {', '.join(f'#r{i}' for i in range(len(index_fields)))}",
-            "ConditionExpression": "attribute_exists(#pk)",
-            "ExpressionAttributeNames": names, "ExpressionAttributeValues": {":at": {"S": at}},
-        }
-    }

@@ -12,7 +12,6 @@ updated in place by retries of the same slot.
 
 from __future__ import annotations
 
-import contextlib
 from datetime import datetime
 from typing import Any
 
@@ -24,12 +23,13 @@ from skillcore.automation.models import (
     RunStatus,
 )
 from skillcore.clock import parse_time, to_sort_time
+from skillcore.db import due_index
 from skillcore.db.due_index import due_attrs, query_due
 from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
 from skillcore.errors import AlreadyExists
-from skillcore.records import UnreadableRecord, quarantine_op, read_record, readable
+from skillcore.records import UnreadableRecord, read_record, readable
 
 BY_USER = "byUser"
 
@@ -142,10 +142,8 @@ def due_jobs(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Automa
 
 
 def quarantine(db: Db, job_id: str, now: datetime) -> None:
-    """An unreadable job leaves the due index (see records.quarantine_op); gone meanwhile is fine."""
-    op = quarantine_op(db.tables.automation_jobs, job_id, ("dueShard", "dueAt"), to_sort_time(now))
-    with contextlib.suppress(ConditionFailed):
-        write(db, Op("quarantine", op))
+    """An unreadable job leaves the due index (due_index.quarantine)."""
+    due_index.quarantine(db, db.tables.automation_jobs, job_id, ("dueShard", "dueAt"), now)
 
 
 # -- runs ---------------------------------------------------------------------------------------------

@@ -8,12 +8,15 @@ mostly claim different items instead of racing for the same ones.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 from datetime import datetime
 from typing import Any
 
 from skillcore.clock import to_sort_time
 from skillcore.db.dynamo import Db
+from skillcore.db.errors import ConditionFailed
+from skillcore.db.transact import Op, write
 
 SHARDS = 8
 DUE_INDEX = "due"
@@ -37,3 +40,20 @@ def query_due(db: Db, table: str, shard_no: int, now: datetime, *, limit: int) -
         Limit=limit,
     )
     return list(response.get("Items", []))
+
+
+def quarantine(db: Db, table: str, item_id: str, index_fields: tuple[str, ...], now: datetime) -> None:
+    """Takes an unreadable item out of the sparse scan indexes (it stays in the table, untouched otherwise,
+    with `unreadableAt`), so a scan logs it once instead of meeting it first in its shard forever. Saving a
+    valid record over it (a fix, a restore) puts it back. An item gone meanwhile is fine."""
+    names = {f"#r{i}": name for i, name in enumerate(index_fields)} | {"#pk": "pk", "#bad": "unreadableAt"}
+    op = {
+        "Update": {
+            "TableName": table, "Key": {"pk": {"S": item_id}},
+            "UpdateExpression": f"SET #bad = :at REMOVE {', '.join(f'#r{i}' for i in range(len(index_fields)))}",
+            "ConditionExpression": "attribute_exists(#pk)",
+            "ExpressionAttributeNames": names, "ExpressionAttributeValues": {":at": {"S": to_sort_time(now)}},
+        }
+    }
+    with contextlib.suppress(ConditionFailed):
+        write(db, Op("quarantine", op))

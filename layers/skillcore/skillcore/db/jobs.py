@@ -16,7 +16,6 @@ the revision; a lost condition is translated into LeaseLost/VersionConflict here
 
 from __future__ import annotations
 
-import contextlib
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -25,12 +24,13 @@ from msgspec import Struct
 from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import parse_time, to_sort_time
+from skillcore.db import due_index
 from skillcore.db.due_index import due_attrs, query_due, shard
 from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
 from skillcore.errors import LeaseLost
-from skillcore.records import UnreadableRecord, quarantine_op, read_record, readable
+from skillcore.records import UnreadableRecord, read_record, readable
 
 LEASE_INDEX = "leases"
 BY_USER = "byUser"
@@ -136,10 +136,8 @@ def due_candidates(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[
 
 
 def quarantine(db: Db, job_id: str, now: datetime) -> None:
-    """An unreadable job leaves the due and lease indexes (see records.quarantine_op); gone meanwhile is fine."""
-    op = quarantine_op(db.tables.jobs, job_id, ("dueShard", "dueAt", "leaseShard", "leaseAt"), to_sort_time(now))
-    with contextlib.suppress(ConditionFailed):
-        write(db, Op("quarantine", op))
+    """An unreadable job leaves the due and lease indexes (due_index.quarantine)."""
+    due_index.quarantine(db, db.tables.jobs, job_id, ("dueShard", "dueAt", "leaseShard", "leaseAt"), now)
 
 
 def expired_leases(db: Db, shard_no: int, now: datetime, *, limit: int) -> list[Candidate | UnreadableRecord]:
