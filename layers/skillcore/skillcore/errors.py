@@ -32,6 +32,11 @@ class RuleViolation(DomainError):
     code = "validation_error"
 
 
+def invalid_cursor() -> RuleViolation:
+    """A list's `cursor` that this list never issued (422 `validation_error` on `cursor`)."""
+    return RuleViolation("cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]})
+
+
 class BadRequest(DomainError):
     code = "bad_request"
 

@@ -8,15 +8,11 @@ import binascii
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from skillcore.errors import RuleViolation
+from skillcore.errors import invalid_cursor
 
 T = TypeVar("T")
 
 _PREFIX = "after:"
-
-
-def _bad_cursor() -> RuleViolation:
-    return RuleViolation("cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]})
 
 
 def encode(key: str) -> str:
@@ -27,9 +23,9 @@ def decode(cursor: str) -> str:
     try:
         text = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
     except (binascii.Error, ValueError) as error:
-        raise _bad_cursor() from error
+        raise invalid_cursor() from error
     if not text.startswith(_PREFIX) or len(text) == len(_PREFIX):
-        raise _bad_cursor()
+        raise invalid_cursor()
     return text[len(_PREFIX):]
 
 
@@ -43,7 +39,7 @@ def page(items: Sequence[T], key: Callable[[T], str], *, limit: int, cursor: str
         after = decode(cursor)
         keys = [key(item) for item in items]
         if after not in keys:
-            raise _bad_cursor()
+            raise invalid_cursor()
         start = keys.index(after) + 1
     chunk = list(items[start:start + limit])
     more = start + limit < len(items)

@@ -20,7 +20,7 @@ from msgspec import Struct
 from msgspec.structs import force_setattr
 
 from skillcore.db.errors import StoreError, translate
-from skillcore.errors import RuleViolation
+from skillcore.errors import invalid_cursor
 from skillcore.settings import Settings, TableNames
 
 _serializer = TypeSerializer()
@@ -155,10 +155,7 @@ def decode_cursor(cursor: str | None, *, partition: tuple[str, str]) -> dict[str
             raise ValueError("foreign cursor")
         return decoded
     except (ValueError, TypeError, json.JSONDecodeError) as error:
-        raise RuleViolation(
-            "cursor is not valid", code="validation_error",
-            details={"errors": [{"path": "cursor", "message": "invalid cursor"}]},
-        ) from error
+        raise invalid_cursor() from error
 
 
 class Page(Struct, frozen=True):
@@ -205,9 +202,7 @@ def query_page(
         response = db.client.query(**params)
     except StoreError as error:
         if start and error.code == "ValidationException":
-            raise RuleViolation(
-                "cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]}
-            ) from error
+            raise invalid_cursor() from error
         raise
     items = [from_item(i) or {} for i in response.get("Items", [])]
     return Page(items=items, next_cursor=encode_cursor(response.get("LastEvaluatedKey")))
