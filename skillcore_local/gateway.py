@@ -3,8 +3,9 @@
 Routes come from the `HttpApi` events in template.yaml. A request is matched the way API Gateway matches
 (exact and `{param}` routes beat `{proxy+}`; a method beats `ANY`), checked by the JWT authorizer stand-in
 (jwt_local), turned into the 2.0 event AWS would send, handed to the handler in-process, and the handler's
-result is turned back into HTTP with the 2.0 response rules. Two local-only routes exist besides
-(never deployed): `POST /_local/scan` and `POST|DELETE /_local/faults`.
+result is turned back into HTTP with the 2.0 response rules. Local-only routes exist besides (never
+deployed): `POST /_local/scan`, `POST|DELETE /_local/faults`, the page's sign-in `GET /_local/login` and
+`POST /_local/token`, and the Skills page itself under `/skills/` (skillcore_local.page).
 
 Where AWS's own answer would be `{"message": "Unauthorized"}` or `{"message": "Not Found"}`, this gateway
 answers the API's error envelope instead (API.md), so clients see one error shape everywhere.
@@ -41,6 +42,9 @@ from skillcore_local.invoke import (
     scheduled_function,
 )
 from skillcore_local.jwt_local import TokenError, default_secret, render_claims, verify
+from skillcore_local.page import PageFiles
+from skillcore_local.page import handles as serves_page
+from skillcore_local.page import handles_local as serves_sign_in
 from skillcore_local.responses import HttpResponse, error_response, json_response, method_not_allowed
 from skillcore_local.template import load_template
 
@@ -432,6 +436,7 @@ class Gateway:
         self.jwt_secret = jwt_secret or default_secret()
         self.access_log = access_log
         self.contract = contract or ContractFiles()
+        self.page = PageFiles(jwt_secret=self.jwt_secret)
         self._server = _Server((host, port), _Handler, self)
         self._thread: threading.Thread | None = None
 
@@ -484,8 +489,12 @@ class Gateway:
         raw_path = urlsplit(target).path or "/"
         if not METHOD_TOKEN.match(method):
             return error_response(400, "bad_request", "the request method is not an HTTP token"), "-"
+        if serves_sign_in(raw_path):
+            return self.page.local(method, raw_path, body), "local"
         if raw_path == "/_local" or raw_path.startswith("/_local/"):
             return self._local(method, raw_path, body), "local"
+        if serves_page(raw_path):
+            return self.page.serve(method, raw_path), "page"
         if serves_contract(raw_path):
             return self.contract.serve(method, raw_path), "contract"
         found = match_route(self.routes, method, raw_path)

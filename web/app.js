@@ -1,0 +1,180 @@
+// The Skills page shell: sign-in, the profile and agents every section shares, the navigation bar,
+// the language switch, and the section shown (loaded on first use). Sections live in sections/.
+import { render } from "preact";
+import { useEffect, useRef, useState } from "preact/hooks";
+import { ApiError, get, listAll, put } from "./lib/api.js";
+import { claims, completeSignIn, loadConfig, signIn, signOut, token } from "./lib/auth.js";
+import { html } from "./lib/html.js";
+import { lang, LANGUAGES, onLangChange, register, setLang, t } from "./lib/i18n.js";
+import { browserZone, ErrorBox, Loading } from "./lib/ui.js";
+import { SECTIONS } from "./sections/index.js";
+
+register({
+  zh: {
+    "app.title": "Skills 管理",
+    "app.skip": "跳到主要内容",
+    "app.nav": "页面导航",
+    "app.language": "语言",
+    "app.signOut": "退出登录",
+    "app.signedInAs": "当前用户",
+    "app.admin": "管理员",
+    "app.zone": "时区",
+    "app.bootFailed": "页面无法加载。",
+    "app.sectionFailed": "这一部分无法加载。",
+  },
+  en: {
+    "app.title": "Skills",
+    "app.skip": "Skip to the main content",
+    "app.nav": "Sections",
+    "app.language": "Language",
+    "app.signOut": "Sign out",
+    "app.signedInAs": "Signed in as",
+    "app.admin": "admin",
+    "app.zone": "Time zone",
+    "app.bootFailed": "The page could not load.",
+    "app.sectionFailed": "This section could not load.",
+  },
+});
+
+const LANGUAGE_NAMES = { zh: "中文", en: "English" };
+
+// "#/permissions?skill=x" -> {id: "permissions", params: URLSearchParams}
+function parseRoute() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [id, query] = raw.split("?");
+  const known = SECTIONS.some((section) => section.id === id);
+  return { id: known ? id : SECTIONS[0].id, params: new URLSearchParams(query || "") };
+}
+
+function useRoute() {
+  const [route, setRoute] = useState(parseRoute);
+  useEffect(() => {
+    const changed = () => setRoute(parseRoute());
+    addEventListener("hashchange", changed);
+    return () => removeEventListener("hashchange", changed);
+  }, []);
+  return route;
+}
+
+function useLanguage() {
+  const [current, setCurrent] = useState(lang());
+  useEffect(() => onLangChange(setCurrent), []);
+  return current;
+}
+
+// The user's profile: the first visit creates it (in the browser's zone), which also creates the
+// default daily memory job on the server.
+async function loadProfile() {
+  try {
+    return await get("/me");
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 404) return put("/me", { timezone: browserZone() });
+    throw error;
+  }
+}
+
+function SectionView({ route, ctx }) {
+  const [loaded, setLoaded] = useState({ id: null, module: null, error: null });
+  useEffect(() => {
+    const section = SECTIONS.find((s) => s.id === route.id);
+    let live = true;
+    section.load().then(
+      (module) => live && setLoaded({ id: route.id, module, error: null }),
+      (error) => live && setLoaded({ id: route.id, module: null, error }),
+    );
+    return () => {
+      live = false;
+    };
+  }, [route.id]);
+  if (loaded.id !== route.id) return html`<${Loading} />`;
+  if (loaded.error) {
+    return html`<${ErrorBox} error=${{ message: t("app.sectionFailed") }} onRetry=${() => location.reload()} />`;
+  }
+  const Section = loaded.module.default;
+  return html`<${Section} ctx=${ctx} route=${route} />`;
+}
+
+function Shell({ profile: initialProfile, agents: initialAgents }) {
+  const route = useRoute();
+  const current = useLanguage();
+  const [profile, setProfile] = useState(initialProfile);
+  const [agents, setAgents] = useState(initialAgents);
+  const main = useRef(null);
+  const firstRender = useRef(true);
+  const who = claims();
+
+  useEffect(() => {
+    // Moving between sections moves the focus to the new content (keyboard and screen reader users).
+    if (firstRender.current) {
+      firstRender.current = false;
+      return;
+    }
+    main.current && main.current.focus();
+  }, [route.id]);
+
+  const ctx = {
+    profile,
+    setProfile,
+    agents,
+    reloadAgents: async () => setAgents(await listAll("/agents")),
+    navigate: (hash) => {
+      location.hash = hash;
+    },
+    lang: current,
+  };
+
+  return html`
+    <a class="skip" href="#main" onClick=${(e) => (e.preventDefault(), main.current.focus())}>${t("app.skip")}</a>
+    <header class="top">
+      <p class="brand">${t("app.title")}</p>
+      <div class="who">
+        <span>${t("app.signedInAs")} <strong data-testid="user">${who && who.sub}</strong></span>
+        ${who && (who["cognito:groups"] || []).includes("admin") && html`<span class="badge">${t("app.admin")}</span>`}
+        <span class="zone">${t("app.zone")}: <span data-testid="zone">${profile.timezone}</span></span>
+      </div>
+      <div class="lang" role="group" aria-label=${t("app.language")}>
+        ${LANGUAGES.map(
+          (code) =>
+            html`<button type="button" lang=${code === "zh" ? "zh-CN" : "en"} aria-pressed=${code === current ? "true" : "false"}
+              onClick=${() => setLang(code)}>${LANGUAGE_NAMES[code]}</button>`,
+        )}
+      </div>
+      <button type="button" class="quiet" onClick=${signOut}>${t("app.signOut")}</button>
+    </header>
+    <nav class="sections" aria-label=${t("app.nav")}>
+      <ul>
+        ${SECTIONS.map(
+          (section) =>
+            html`<li><a href=${`#/${section.id}`} aria-current=${section.id === route.id ? "page" : undefined}>${t(`nav.${section.id}`)}</a></li>`,
+        )}
+      </ul>
+    </nav>
+    <main id="main" tabindex="-1" ref=${main}>
+      <${SectionView} route=${route} ctx=${ctx} />
+    </main>
+  `;
+}
+
+async function boot() {
+  const root = document.getElementById("app");
+  try {
+    await loadConfig();
+    await completeSignIn();
+    if (!token()) {
+      await signIn();
+      return;
+    }
+    const [profile, agents] = await Promise.all([loadProfile(), listAll("/agents")]);
+    root.textContent = "";
+    render(html`<${Shell} profile=${profile} agents=${agents} />`, root);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 401) return; // already on the way to sign-in
+    root.textContent = "";
+    render(
+      html`<main class="boot-failed"><h1>${t("app.bootFailed")}</h1><${ErrorBox} error=${error} onRetry=${() => location.reload()} /></main>`,
+      root,
+    );
+  }
+}
+
+boot();

@@ -1,0 +1,146 @@
+// Shared pieces every section uses, so each state a person meets looks and reads the same everywhere:
+// loading, empty, error (the envelope's message and code, never a stack), switches, times in a zone.
+import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { html } from "./html.js";
+import { lang, register, t } from "./i18n.js";
+
+register({
+  zh: {
+    "state.loading": "加载中…",
+    "state.retry": "重试",
+    "state.empty": "暂无内容",
+    "error.code": "错误代码",
+    "error.network": "无法连接服务器，请检查网络后重试。",
+    "error.generic": "请求失败（{status}）。",
+    "error.sessionEnded": "登录已过期，请重新登录。",
+    "error.signedOut": "尚未登录。",
+    "switch.on": "已开启",
+    "switch.off": "已关闭",
+  },
+  en: {
+    "state.loading": "Loading…",
+    "state.retry": "Retry",
+    "state.empty": "Nothing here yet",
+    "error.code": "Error code",
+    "error.network": "Cannot reach the server. Check the connection and retry.",
+    "error.generic": "The request failed ({status}).",
+    "error.sessionEnded": "Your session has ended. Please sign in again.",
+    "error.signedOut": "Not signed in.",
+    "switch.on": "On",
+    "switch.off": "Off",
+  },
+});
+
+// useLoad(fn, deps) -> {status: "loading"|"ready"|"error", data, error, reload, setData}
+export function useLoad(load, deps) {
+  const [state, setState] = useState({ status: "loading", data: null, error: null });
+  const generation = useRef(0);
+  const run = useCallback(() => {
+    const mine = ++generation.current;
+    setState((old) => ({ ...old, status: old.data === null ? "loading" : old.status, error: null }));
+    load().then(
+      (data) => mine === generation.current && setState({ status: "ready", data, error: null }),
+      (error) => mine === generation.current && setState({ status: "error", data: null, error }),
+    );
+  }, deps);
+  useEffect(run, [run]);
+  const setData = (update) =>
+    setState((old) => ({ ...old, data: typeof update === "function" ? update(old.data) : update }));
+  return { ...state, reload: run, setData };
+}
+
+// Runs an action (a click, a submit) with its own busy and error state.
+export function useAction() {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  const run = async (action) => {
+    setBusy(true);
+    setError(null);
+    try {
+      return await action();
+    } catch (failure) {
+      setError(failure);
+      return undefined;
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, run, clear: () => setError(null) };
+}
+
+export function Loading() {
+  return html`<p class="state loading" role="status" aria-live="polite">${t("state.loading")}</p>`;
+}
+
+export function Empty({ text }) {
+  return html`<p class="state empty">${text || t("state.empty")}</p>`;
+}
+
+export function ErrorBox({ error, onRetry }) {
+  if (!error) return null;
+  const code = error.code && error.code !== "network" ? error.code : null;
+  return html`<div class="state error" role="alert">
+    <p>${error.message}</p>
+    ${code && html`<p class="code">${t("error.code")}: <code>${code}</code></p>`}
+    ${onRetry && html`<button type="button" onClick=${onRetry}>${t("state.retry")}</button>`}
+  </div>`;
+}
+
+// Loading / error / content for a useLoad() result.
+export function Loaded({ state, children }) {
+  if (state.status === "loading" && state.data === null) return html`<${Loading} />`;
+  if (state.status === "error") return html`<${ErrorBox} error=${state.error} onRetry=${state.reload} />`;
+  return children(state.data);
+}
+
+// A real switch: a button with role="switch" and aria-checked, labelled, keyboard-operable (Space/Enter).
+export function Switch({ id, checked, label, describedBy, disabled, onChange }) {
+  return html`<button
+    type="button"
+    role="switch"
+    id=${id}
+    class="switch"
+    aria-checked=${checked ? "true" : "false"}
+    aria-label=${label}
+    aria-describedby=${describedBy}
+    disabled=${disabled}
+    onClick=${() => onChange(!checked)}
+  >
+    <span class="track" aria-hidden="true"><span class="thumb"></span></span>
+    <span class="switch-state">${checked ? t("switch.on") : t("switch.off")}</span>
+  </button>`;
+}
+
+// "2026-12-02T02:00:00Z" shown in `zone` (the user's profile zone or the browser's), with the zone named.
+export function formatTime(iso, zone) {
+  if (!iso) return "—";
+  const value = new Date(iso);
+  if (Number.isNaN(value.getTime())) return iso;
+  return new Intl.DateTimeFormat(lang() === "zh" ? "zh-CN" : "en-GB", {
+    timeZone: zone || undefined,
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+    timeZoneName: "short",
+  }).format(value);
+}
+
+export function browserZone() {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || "UTC";
+}
+
+// A client message id the API accepts ([A-Za-z0-9_-]{1,64}).
+export function newClientId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// An agent picker used by several sections; `agents` comes from the shell.
+export function AgentSelect({ id, agents, value, onChange, label }) {
+  return html`<label for=${id}>${label}</label>
+    <select id=${id} value=${value || ""} onChange=${(e) => onChange(e.currentTarget.value)}>
+      ${agents.map((agent) => html`<option value=${agent.agentId}>${agent.name}</option>`)}
+    </select>`;
+}

@@ -1,0 +1,36 @@
+// The page's sections, in navigation order. A section is a module under sections/ that exports
+// `default function Section({ ctx })` and registers its own messages; it is loaded when first opened,
+// so the first load carries only the shell and the section shown. A new section adds one line here
+// and its nav label below.
+import { register } from "../lib/i18n.js";
+
+export const SECTIONS = [
+  { id: "skills", load: () => import("./skills.js") },
+  { id: "permissions", load: () => import("./permissions.js") },
+  { id: "reminders", load: () => import("./reminders.js") },
+  { id: "automation", load: () => import("./automation.js") },
+  { id: "memories", load: () => import("./memories.js") },
+  { id: "agents", load: () => import("./agents.js") },
+  { id: "activity", load: () => import("./activity.js") },
+];
+
+register({
+  zh: {
+    "nav.skills": "技能",
+    "nav.permissions": "执行权限",
+    "nav.reminders": "目标复盘提醒",
+    "nav.automation": "自动化任务",
+    "nav.memories": "记忆",
+    "nav.agents": "Agent 与聊天",
+    "nav.activity": "活动",
+  },
+  en: {
+    "nav.skills": "Skills",
+    "nav.permissions": "Permissions",
+    "nav.reminders": "Goal check-in reminders",
+    "nav.automation": "Automation jobs",
+    "nav.memories": "Memories",
+    "nav.agents": "Agents and chat",
+    "nav.activity": "Activity",
+  },
+});

@@ -1,0 +1,93 @@
+// Skills (技能): the catalog, each skill's kind, version and description, and its enable switch.
+// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section.
+import { listAll, patch } from "../lib/api.js";
+import { html } from "../lib/html.js";
+import { register, t } from "../lib/i18n.js";
+import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../lib/ui.js";
+
+register({
+  zh: {
+    "skills.title": "技能",
+    "skills.intro": "启用开关决定技能是否参与回复；它不授予任何权限，权限在“执行权限”中单独开启。",
+    "skills.kind": "类型",
+    "skills.version": "版本",
+    "skills.enabled": "启用 {name}",
+    "skills.permissions": "所需权限",
+    "skills.noPermission": "无需权限",
+    "skills.managePermissions": "管理权限",
+    "skills.empty": "还没有注册任何技能。",
+    "kind.prompt": "提示词",
+    "kind.workflow": "工作流",
+    "kind.tool": "工具",
+    "kind.background": "后台任务",
+    "kind.automation": "自动化",
+  },
+  en: {
+    "skills.title": "Skills",
+    "skills.intro": "The enable switch decides whether a skill takes part in replies; it grants nothing. Permissions are switched on separately, under Permissions.",
+    "skills.kind": "Kind",
+    "skills.version": "Version",
+    "skills.enabled": "Enable {name}",
+    "skills.permissions": "Permissions",
+    "skills.noPermission": "No permission needed",
+    "skills.managePermissions": "Manage permissions",
+    "skills.empty": "No skill is registered.",
+    "kind.prompt": "Prompt",
+    "kind.workflow": "Workflow",
+    "kind.tool": "Tool",
+    "kind.background": "Background",
+    "kind.automation": "Automation",
+  },
+});
+
+function SkillCard({ skill, onChange }) {
+  const action = useAction();
+  const toggle = (enabled) =>
+    action.run(async () => onChange(await patch(`/skills/${encodeURIComponent(skill.skillId)}`, { enabled })));
+  const headingId = `skill-${skill.skillId}`;
+  return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
+    <div class="row">
+      <div class="grow">
+        <h2 id=${headingId}>${skill.name} <span class="meta"><code>${skill.skillId}</code></span></h2>
+        <p class="meta">
+          ${t("skills.kind")}: <span class="tag" data-testid="kind">${t(`kind.${skill.kind}`)}</span>
+          · ${t("skills.version")}: <span data-testid="version">${skill.version}</span>
+        </p>
+      </div>
+      <${Switch}
+        id=${`enable-${skill.skillId}`}
+        checked=${skill.enabled}
+        label=${t("skills.enabled", { name: skill.name })}
+        disabled=${action.busy}
+        onChange=${toggle}
+      />
+    </div>
+    <p>${skill.description}</p>
+    <p class="meta">
+      ${t("skills.permissions")}:
+      ${skill.permissions.length === 0
+        ? ` ${t("skills.noPermission")}`
+        : skill.permissions.map(
+            (p) => html` <span class="tag risk-${p.riskLevel}"><code>${p.code}</code> ${p.riskLevel}</span>`,
+          )}
+      ${skill.permissions.length > 0 &&
+      html` · <a href=${`#/permissions?skill=${encodeURIComponent(skill.skillId)}`}>${t("skills.managePermissions")}</a>`}
+    </p>
+    <${ErrorBox} error=${action.error} />
+  </article>`;
+}
+
+export default function Skills() {
+  const catalog = useLoad(() => listAll("/skills"), []);
+  const replace = (item) => catalog.setData((items) => items.map((s) => (s.skillId === item.skillId ? item : s)));
+  return html`<section aria-labelledby="skills-title">
+    <h1 id="skills-title">${t("skills.title")}</h1>
+    <p class="hint">${t("skills.intro")}</p>
+    <${Loaded} state=${catalog}>
+      ${(items) =>
+        items.length === 0
+          ? html`<${Empty} text=${t("skills.empty")} />`
+          : items.map((skill) => html`<${SkillCard} key=${skill.skillId} skill=${skill} onChange=${replace} />`)}
+    <//>
+  </section>`;
+}
