@@ -33,6 +33,7 @@ READ_METHODS = ("GET", "HEAD")
 WEB_ROOT = ROOT / "web"
 NODE_MODULES = ROOT / "node_modules"
 TOKEN_STORAGE_KEY = "skillcore.token"
+NOTICE_STORAGE_KEY = "skillcore.notice"
 MAX_USER_LENGTH = 128
 
 CONTENT_TYPES = {
@@ -205,6 +206,7 @@ LOGIN_HTML = """<!DOCTYPE html>
   <body class="login">
     <main class="login-card">
       <h1>skillcore 本地登录 <span lang="en">/ Local sign-in</span></h1>
+      <p id="login-notice" class="notice" role="status" hidden></p>
       <p>本地开发栈：输入任意用户名即可登录。<span lang="en">Local stack: any user name signs in.</span></p>
       <form id="login-form">
         <label for="user">用户名 <span lang="en">/ User name</span></label>
@@ -225,6 +227,14 @@ LOGIN_JS = f"""// Local sign-in: mint a local token and hand it to the page thro
 (function () {{
   var form = document.getElementById("login-form");
   var failure = document.getElementById("login-error");
+  // A notice the page left before sending here (e.g. the session ended), shown once.
+  var notice = document.getElementById("login-notice");
+  var text = sessionStorage.getItem("{NOTICE_STORAGE_KEY}");
+  if (text) {{
+    sessionStorage.removeItem("{NOTICE_STORAGE_KEY}");
+    notice.textContent = text;
+    notice.hidden = false;
+  }}
   var next = new URLSearchParams(location.search).get("next") || "";
   // Only a path on this page: never a redirect to another origin.
   if (!/^\\/skills\\/[^\\/\\\\]*$/.test(next.split("#")[0].split("?")[0])) next = "/skills/";
