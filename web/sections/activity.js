@@ -3,7 +3,7 @@
 // that is all there is to show. The evaluation summary is data shipped with the page (web/data/evals.json,
 // written by `make evals`), fetched only when this section opens.
 import { useState } from "preact/hooks";
-import { get } from "../lib/api.js";
+import { ApiError, get } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
 import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad } from "../lib/ui.js";
@@ -255,9 +255,9 @@ async function loadEvals() {
   try {
     response = await fetch("/skills/data/evals.json", { cache: "no-cache" });
   } catch {
-    throw { message: t("error.network") };
+    throw new ApiError(0, "network", t("error.network"));
   }
-  if (!response.ok) throw { message: t("activity.evalsFailed"), code: `http_${response.status}` };
+  if (!response.ok) throw new ApiError(response.status, "evals_unavailable", t("activity.evalsFailed"));
   return response.json();
 }
 

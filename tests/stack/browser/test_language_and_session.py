@@ -31,6 +31,7 @@ def test_the_language_switch_changes_every_label_and_is_remembered(page: Page, s
     expect(page.locator("html")).to_have_attribute("lang", "en")
     expect(nav_labels(page)).to_have_text(NAV["en"])
     expect(page.get_by_role("heading", level=1)).to_have_text("Memories")
+    expect(page.get_by_text("There is no agent yet")).to_be_visible()
     expect(page.get_by_role("button", name="English")).to_have_attribute("aria-pressed", "true")
     expect(page.get_by_role("button", name="Sign out")).to_be_visible()
 
