@@ -12,7 +12,15 @@ from tests.stack.conftest import StackClient
 
 NAV = {
     "zh": ["技能", "执行权限", "目标复盘提醒", "自动化任务", "记忆", "Agent 与聊天", "活动"],
-    "en": ["Skills", "Permissions", "Goal check-in reminders", "Automation jobs", "Memories", "Agents and chat", "Activity"],
+    "en": [
+        "Skills",
+        "Permissions",
+        "Goal check-in reminders",
+        "Automation jobs",
+        "Memories",
+        "Agents and chat",
+        "Activity",
+    ],
 }
 
 

@@ -34,7 +34,9 @@ def with_agent(page: Page, stack: StackClient, name: str = "Mika") -> dict[str, 
     return agent
 
 
-def test_without_an_agent_the_memories_section_says_so_and_links_to_agents(page: Page, signed_in: Any) -> None:
+def test_without_an_agent_the_memories_section_says_so_and_links_to_agents(
+    page: Page, signed_in: Any
+) -> None:
     signed_in(section="memories")
     expect(page.get_by_role("heading", level=1)).to_have_text("记忆")
     expect(page.get_by_text("还没有 Agent")).to_be_visible()
@@ -90,11 +92,15 @@ def test_add_a_memory_then_forget_it(page: Page, stack: StackClient, signed_in: 
     expect(forgotten.get_by_role("button")).to_have_count(0)
     page.get_by_label("有效").check()
     expect(page.get_by_text("这个 Agent 还没有有效的记忆。")).to_be_visible()
-    status, body = stack.call("GET", f"/rpc/agents/{agent['agentId']}/memories?status=forgotten", token=bearer(page))
+    status, body = stack.call(
+        "GET", f"/rpc/agents/{agent['agentId']}/memories?status=forgotten", token=bearer(page)
+    )
     assert status == 200 and [m["status"] for m in body["items"]] == ["forgotten"]
 
 
-def test_the_server_field_errors_show_next_to_the_fields(page: Page, stack: StackClient, signed_in: Any) -> None:
+def test_the_server_field_errors_show_next_to_the_fields(
+    page: Page, stack: StackClient, signed_in: Any
+) -> None:
     signed_in(section="memories")
     with_agent(page, stack)
     # Past the browser's own limit (maxlength), the server's 422 is what the person sees: its message and
@@ -129,7 +135,12 @@ def test_the_activity_section_lists_the_grant_the_run_and_the_evaluation_summary
         page,
         "PATCH",
         "/rpc/skills/permissions",
-        {"skillId": "memory-recall", "permissionCode": "memory:read", "scope": {"type": "user"}, "granted": True},
+        {
+            "skillId": "memory-recall",
+            "permissionCode": "memory:read",
+            "scope": {"type": "user"},
+            "granted": True,
+        },
     )
     conversation = agent["defaultConversationId"]
     ok(
