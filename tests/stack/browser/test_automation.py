@@ -5,7 +5,7 @@ deleted through the in-page confirm, and the runs a scan at the slot records (`P
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -73,8 +73,11 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
 
     # Some chat for the job to read, and a scan at its slot: without the grant the run is skipped.
     agent = user.ok("POST", "/rpc/agents", {"name": "Mika"}, status=201)
-    user.ok("POST", f"/rpc/conversations/{agent['defaultConversationId']}/messages",
-            {"clientMessageId": "c1", "text": "我喜欢爬山"})
+    user.ok(
+        "POST",
+        f"/rpc/conversations/{agent['defaultConversationId']}/messages",
+        {"clientMessageId": "c1", "text": "我喜欢爬山"},
+    )
     scan(stack, parse(job["nextRunAt"]))
     default.get_by_role("button", name=f"“{DEFAULT_TITLE}”的运行记录").click()
     runs = default.get_by_role("table", name=f"“{DEFAULT_TITLE}”的运行记录")
@@ -89,7 +92,8 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
     expect(default.get_by_test_id("will-skip")).to_have_count(0)
     grants = user.ok("GET", "/rpc/skills/permissions")["items"]
     assert [(g["skillId"], g["permissionCode"], g["scope"], g["status"]) for g in grants] == [
-        ("memory-extraction", "memory:write", {"type": "user"}, "active")]
+        ("memory-extraction", "memory:write", {"type": "user"}, "active")
+    ]
 
     # Edit the time: only the changed field goes out; the next run is recomputed and shown in the zone.
     default.get_by_role("button", name=f"编辑“{DEFAULT_TITLE}”").click()
@@ -102,7 +106,10 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
     expect(page.get_by_test_id("automation-notice")).to_have_text(f"已保存“{DEFAULT_TITLE}”。")
     expect(default.get_by_test_id("schedule")).to_have_text("每天 09:30")
     edited = user.default_job()
-    assert edited["localTime"] == "09:30" and parse(edited["nextRunAt"]).astimezone(SHANGHAI).strftime("%H:%M") == "09:30"
+    assert (
+        edited["localTime"] == "09:30"
+        and parse(edited["nextRunAt"]).astimezone(SHANGHAI).strftime("%H:%M") == "09:30"
+    )
     expect(default.get_by_test_id("next-run-job-zone")).to_have_text(shanghai(edited["nextRunAt"]))
 
     # Pause, then resume: the status and the next run follow the API's answer.
@@ -130,8 +137,13 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
     with page.expect_request(lambda r: r.method == "POST" and r.url.endswith("/rpc/automation-jobs")) as sent:
         create.get_by_role("button", name="创建任务").click()
     assert sent.value.post_data_json == {
-        "title": "每周回顾", "scheduleType": "weekly", "localTime": "08:15", "weekday": 3,
-        "timezone": "Europe/London", "config": {"prompt": "回顾这一周的目标", "tools": ["memory_write"]}}
+        "title": "每周回顾",
+        "scheduleType": "weekly",
+        "localTime": "08:15",
+        "weekday": 3,
+        "timezone": "Europe/London",
+        "config": {"prompt": "回顾这一周的目标", "tools": ["memory_write"]},
+    }
     weekly = card(page, "每周回顾")
     expect(weekly.get_by_test_id("schedule")).to_have_text("每周三 08:15")
     (created,) = [j for j in user.jobs() if j["title"] == "每周回顾"]
@@ -161,8 +173,11 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
     scan(stack, parse(resumed["nextRunAt"]))
     default.get_by_role("button", name="刷新运行记录").click()
     expect(runs.locator("tbody tr")).to_have_count(2)
-    (run,) = [r for r in user.ok("GET", f"/rpc/automation-jobs/{job['jobId']}/runs")["items"]
-              if r["scheduledSlot"] == resumed["nextRunAt"]]
+    (run,) = [
+        r
+        for r in user.ok("GET", f"/rpc/automation-jobs/{job['jobId']}/runs")["items"]
+        if r["scheduledSlot"] == resumed["nextRunAt"]
+    ]
     assert run["status"] == "succeeded", run
     listed = runs.locator(f'tr[data-run="{run["runId"]}"]')
     expect(listed.locator("[data-status]")).to_have_text("成功")

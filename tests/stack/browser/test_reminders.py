@@ -46,8 +46,11 @@ class PageUser:
         return self.ok("POST", "/rpc/agents", {"name": name}, status=201)
 
     def grant(self, granted: bool = True) -> None:
-        self.ok("PATCH", "/rpc/skills/permissions", {
-            "skillId": SKILL, "permissionCode": PERMISSION, "scope": {"type": "user"}, "granted": granted})
+        self.ok(
+            "PATCH",
+            "/rpc/skills/permissions",
+            {"skillId": SKILL, "permissionCode": PERMISSION, "scope": {"type": "user"}, "granted": granted},
+        )
 
     def jobs(self) -> list[dict[str, Any]]:
         return self.ok("GET", "/rpc/skills/background-jobs?limit=100")["items"]
@@ -58,7 +61,9 @@ class PageUser:
     def cancel_leftovers(self) -> None:
         for job in self.jobs():
             if job["status"] in ("scheduled", "retrying"):
-                self.stack.call("POST", f"/rpc/skills/background-jobs/{job['jobId']}/cancel", token=self.token)
+                self.stack.call(
+                    "POST", f"/rpc/skills/background-jobs/{job['jobId']}/cancel", token=self.token
+                )
 
 
 def scan(stack: StackClient, at: datetime, expect_status: int = 200) -> Any:
@@ -68,7 +73,9 @@ def scan(stack: StackClient, at: datetime, expect_status: int = 200) -> Any:
 
 
 def arm(stack: StackClient, kind: str) -> None:
-    status, body = stack.call("POST", "/_local/faults", {"point": "background.before_side_effect", "times": 1, "kind": kind})
+    status, body = stack.call(
+        "POST", "/_local/faults", {"point": "background.before_side_effect", "times": 1, "kind": kind}
+    )
     assert status == 200, body
 
 
@@ -94,7 +101,9 @@ def create_on_page(page: Page, user: PageUser, note: str) -> dict[str, Any]:
     """Fills the form (the default time: a few minutes ahead) and submits; returns the new job."""
     before = {j["jobId"] for j in user.jobs()}
     page.get_by_label("关注点（可选）").fill(note)
-    with page.expect_response(lambda r: r.url.endswith("/rpc/skills/background-jobs") and r.request.method == "POST") as answer:
+    with page.expect_response(
+        lambda r: r.url.endswith("/rpc/skills/background-jobs") and r.request.method == "POST"
+    ) as answer:
         submit_button(page).click()
     assert answer.value.status == 201, answer.value.text()
     expect(page.get_by_role("status").filter(has_text="已安排提醒")).to_be_visible()
@@ -127,7 +136,9 @@ def test_reminders_through_the_page(page: Page, stack: StackClient, user: PageUs
     # The default time is a few minutes ahead, in the browser's zone.
     value = page.get_by_label("本地日期和时间").input_value()
     chosen = datetime.fromisoformat(value)
-    now_local = datetime.fromisoformat(page.evaluate("new Date(Date.now() + 8 * 3600e3).toISOString().slice(0, 16)"))
+    now_local = datetime.fromisoformat(
+        page.evaluate("new Date(Date.now() + 8 * 3600e3).toISOString().slice(0, 16)")
+    )
     assert timedelta(minutes=3) <= chosen - now_local <= timedelta(minutes=6), (value, now_local)
 
     user.grant()
@@ -235,7 +246,9 @@ def test_running_and_retrying_jobs(page: Page, stack: StackClient, user: PageUse
     expect(other_row.get_by_test_id("error-code")).to_have_text("transient_error")
 
 
-def test_a_job_that_started_meanwhile_answers_not_cancellable(page: Page, stack: StackClient, user: PageUser) -> None:
+def test_a_job_that_started_meanwhile_answers_not_cancellable(
+    page: Page, stack: StackClient, user: PageUser
+) -> None:
     """The list is a few seconds old when the job starts: the cancel is refused with 409, shown on the page."""
     user.agent("Mika")
     user.grant()
@@ -290,7 +303,9 @@ def test_english(page: Page, user: PageUser) -> None:
     user.grant()
     page.get_by_role("button", name="Refresh").click()
     expect(page.get_by_role("button", name="Schedule reminder")).to_be_enabled()
-    with page.expect_response(lambda r: r.url.endswith("/rpc/skills/background-jobs") and r.request.method == "POST"):
+    with page.expect_response(
+        lambda r: r.url.endswith("/rpc/skills/background-jobs") and r.request.method == "POST"
+    ):
         page.get_by_role("button", name="Schedule reminder").click()
     (job,) = [j for j in user.jobs() if j["agentId"] == agent["agentId"]]
     expect(row(page, job["jobId"]).locator("[data-status]")).to_have_text("Scheduled")
