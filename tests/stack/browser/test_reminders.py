@@ -13,11 +13,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from skillcore import faults
 from skillcore.clock import to_api_time
-from tests.stack.browser.conftest import screenshot
+from tests.stack.browser.conftest import new_user, screenshot, sign_in
 from tests.stack.conftest import StackClient
 
 SKILL = "goal-check-in-reminder"
@@ -309,3 +309,45 @@ def test_english(page: Page, user: PageUser) -> None:
         page.get_by_role("button", name="Schedule reminder").click()
     (job,) = [j for j in user.jobs() if j["agentId"] == agent["agentId"]]
     expect(row(page, job["jobId"]).locator("[data-status]")).to_have_text("Scheduled")
+
+
+def test_run_at_carries_the_offset_of_the_chosen_instant(browser: Browser, stack: StackClient) -> None:
+    """In a zone with daylight saving, a summer time chosen in winter carries the summer offset; a wall time
+    skipped by the spring jump is said on the page and sent as the real time it resolves to."""
+    context = browser.new_context(base_url=stack.url, timezone_id="Europe/Berlin", locale="zh-CN")
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        sign_in(page, new_user("remind"), section="reminders")
+        user = PageUser(page, stack)
+        user.agent("Mika")
+        user.grant()
+        page.reload()
+        expect(page.get_by_test_id("reminder-zone")).to_contain_text("Europe/Berlin")
+        when = page.get_by_label("本地日期和时间")
+
+        def submitted(value: str) -> Any:
+            when.fill(value)
+            with page.expect_request(
+                lambda r: r.method == "POST" and r.url.endswith("/rpc/skills/background-jobs")
+            ) as sent:
+                submit_button(page).click()
+            expect(page.get_by_role("status").filter(has_text="已安排提醒")).to_be_visible()
+            return sent.value.post_data_json
+
+        # Far enough ahead of December that the scan of another test never runs them; within the year.
+        summer = submitted("2027-03-28T12:00")
+        assert summer["runAt"] == "2027-03-28T12:00:00+02:00", summer
+        winter = submitted("2027-03-27T12:00")
+        assert winter["runAt"] == "2027-03-27T12:00:00+01:00", winter
+        when.fill("2027-03-28T02:30")
+        expect(page.get_by_text("在 Europe/Berlin 不存在")).to_contain_text("2027-03-28T03:30:00+02:00")
+        skipped = submitted("2027-03-28T02:30")
+        assert skipped["runAt"] == "2027-03-28T03:30:00+02:00", skipped
+        scheduled = sorted(j["scheduledAt"] for j in user.jobs())
+        assert scheduled == ["2027-03-27T11:00:00Z", "2027-03-28T01:30:00Z", "2027-03-28T10:00:00Z"]
+        user.cancel_leftovers()
+        assert not errors, errors
+    finally:
+        context.close()
