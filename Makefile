@@ -17,7 +17,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv dev token invoke test test-unit test-integration test-stack contract lint lint-py lint-template evals bench build clean node openapi
+.PHONY: help venv dev token invoke test test-unit test-integration test-stack contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
@@ -30,6 +30,8 @@ help:
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
 	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
+	@echo "make deploy         build, sam deploy (samconfig.toml), then publish the Skills page"
+	@echo "make publish-page   publish web/ to the deployed stack's bucket and invalidate CloudFront"
 
 # The first install takes a few minutes: say so, and let pip print each package it collects and a
 # progress bar for each download (no -q), so a first `make dev` is never silent. All of it goes to stderr:
@@ -100,6 +102,15 @@ evals: venv
 build: venv $(SAM_VENV)/bin/sam
 	PATH=$(dir $(PYTHON_BOOT)):$$PATH $(SAM_VENV)/bin/sam build
 	$(PY) -m scripts.bytecode .aws-sam/build
+
+# The first run also sets the stack's PageDomain parameter (the Cognito callback URL) in a second stack
+# update: see UserPoolClient in template.yaml and README "Signing in to the page in AWS".
+deploy: build
+	$(SAM_VENV)/bin/sam deploy
+	$(MAKE) publish-page
+
+publish-page: venv node
+	$(PY) -m scripts.publish_page $(if $(STACK),--stack $(STACK)) $(if $(REGION),--region $(REGION))
 
 bench: venv node
 	$(PY) -m scripts.bench

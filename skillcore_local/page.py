@@ -98,11 +98,19 @@ class PageFiles:
     web_root: Path = WEB_ROOT
     node_modules: Path = NODE_MODULES
     jwt_secret: str | None = None
+    # What `/skills/config.json` says (default: the local sign-in) and the origins connect-src adds. Only the
+    # browser test of the Cognito code flow sets them, to point the page at its fake authorization server.
+    auth_config: dict[str, Any] | None = None
+    connect: tuple[str, ...] = ()
     _csp: str | None = field(default=None, init=False, repr=False)
 
     def csp(self) -> str:
         # Read on each request, like the files: an edited index.html shows without a restart.
-        return content_security_policy((self.web_root / "index.html").read_text(encoding="utf-8"))
+        index_html = (self.web_root / "index.html").read_text(encoding="utf-8")
+        return content_security_policy(index_html, connect=self.connect)
+
+    def config(self) -> dict[str, Any]:
+        return {"auth": self.auth_config} if self.auth_config is not None else local_config()
 
     def serve(self, method: str, path: str) -> HttpResponse:
         if method not in READ_METHODS:
@@ -113,7 +121,7 @@ class PageFiles:
         if name in ("", "index.html"):
             return self._file(self.web_root / "index.html")
         if name == "config.json":
-            return self._bytes(json.dumps(local_config()).encode("utf-8"), CONTENT_TYPES[".json"])
+            return self._bytes(json.dumps(self.config()).encode("utf-8"), CONTENT_TYPES[".json"])
         segments = name.split("/")
         if not all(_SEGMENT.match(s) for s in segments):
             return _not_found()

@@ -101,8 +101,12 @@ export async function completeSignIn() {
       code_verifier: pending.verifier,
     }),
   });
-  if (!response.ok) throw new Error(`token exchange: ${response.status}`);
-  const tokens = await response.json();
+  // Cognito answers a refused exchange with 400 {"error": "invalid_grant"} (a used or expired code, a
+  // verifier that does not match the challenge): show that code, not only the status.
+  const tokens = await response.json().catch(() => ({}));
+  if (!response.ok || !tokens.access_token) {
+    throw new Error(`token exchange: ${tokens.error || response.status}`);
+  }
   // The access token: API Gateway's JWT authorizer checks its client_id against the app client.
   sessionStorage.setItem(TOKEN_KEY, tokens.access_token);
   return true;
