@@ -145,11 +145,16 @@ def test_names_are_unique_per_user(rpc):
 
 
 def test_shape_errors_are_validation_errors(rpc):
-    for bad in [body(name="X"), body(whenToUse=[]), body(toolBindings=[binding(), binding()]),
+    for bad in [body(name="X"), body(whenToUse=[]),
                 body(platformCapabilityIds=["memory-recall", "memory-recall"]), {**body(), "extra": 1},
                 body(workflow={**body()["workflow"], "steps": []}), body(displayName="   ")]:
         status, answer = call(rpc, "POST", BASE, bad)
         assert (status, answer["error"]["code"]) == (422, "validation_error"), answer
+
+
+def test_two_bindings_with_one_name_are_binding_name_taken(rpc):
+    status, answer = call(rpc, "POST", BASE, body(toolBindings=[binding(), binding()]))
+    assert (status, answer["error"]["code"]) == (409, "binding_name_taken")
 
 
 def test_the_defences_answer_in_order_with_their_details(rpc):

@@ -35,7 +35,8 @@ class CapabilityRouteDeps(Struct, frozen=True):
 
 def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
     @routes.route("POST", "/rpc/user-capabilities", body=CreateUserCapability, response=views.UserCapability,
-                  status=201, errors=(e.CAPABILITY_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES, e.CONCURRENT_UPDATE))
+                  status=201, errors=(e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES,
+                          e.CONCURRENT_UPDATE))
     def create_user_capability(caller: Caller, body: CreateUserCapability) -> views.UserCapability:
         """Create a capability (status draft, version 1) with its bindings, in one transaction."""
         return views.user_capability(service.create(deps.capabilities, caller.user_id, body, now=deps.clock()))

@@ -196,6 +196,9 @@ def list_capabilities(
 
 def create(deps: CapabilityDeps, user_id: str, body: CreateUserCapability, *, now: datetime) -> UserCapability:
     """A new `draft` at version 1 with its bindings, name and quota unit, in one transaction."""
+    names = [b.name for b in body.tool_bindings]
+    if len(set(names)) != len(names):
+        raise errors.binding_name_taken()
     capability = UserCapability(
         user_id=user_id, user_capability_id=new_id(now), name=body.name, display_name=body.display_name,
         when_to_use=tuple(body.when_to_use), status=CapabilityStatus.DRAFT, version=1,

@@ -85,13 +85,9 @@ class _CapabilityFields(Strict):
 
 class CreateUserCapability(_CapabilityFields):
     name: CapabilityName
+    # Two bindings with one name are 409 binding_name_taken (the service), as on the binding route: a JSON
+    # Schema cannot say "unique by name".
     tool_bindings: list[ToolBindingInput] = Field(default_factory=list, max_length=MAX_BINDINGS_PER_CAPABILITY)
-
-    @field_validator("tool_bindings")
-    @classmethod
-    def _binding_names_unique(cls, bindings: list[ToolBindingInput]) -> list[ToolBindingInput]:
-        _unique([b.name for b in bindings])
-        return bindings
 
 
 class UpdateUserCapability(_CapabilityFields):
