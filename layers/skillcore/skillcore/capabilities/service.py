@@ -335,7 +335,9 @@ def delete_binding(
     deps: CapabilityDeps, user_id: str, user_capability_id: str, name: str, *, expected_version: int,
     now: datetime,
 ) -> UserCapability:
-    """Removes a binding no step uses (409 binding_in_use otherwise) from a draft."""
+    """Removes a binding no step uses (409 binding_in_use otherwise) from a draft. The defences do not run
+    again: taking away a binding no step references cannot make a reference dangle or add text or schema,
+    and a delete must stay possible whatever a later, stricter filter would say of the stored texts."""
     current = _binding_target(deps, user_id, user_capability_id, expected_version)
     if current.binding(name) is None:
         raise errors.binding_not_found()
