@@ -148,6 +148,11 @@ def _with_values_rules_accept(case: Any, body: Any) -> Any:
     body = dict(body)
     if isinstance(body.get("timezone"), str):
         body["timezone"] = ZONES[sum(map(ord, body["timezone"])) % len(ZONES)]
+    if (case.path == "/rpc/skills/permissions" and isinstance(body.get("skillId"), str) and ID.match(body["skillId"])
+            and sum(map(ord, body["skillId"])) % 2 == 0):
+        # Half the valid cases name a registered skill and a permission it declares: drawn at random, a skill id
+        # is nearly always unknown (404), and the operation's grant logic would never run.
+        body["skillId"], body["permissionCode"] = "memory-recall", "memory:read"
     if case.path == "/rpc/skills/background-jobs" and isinstance(body.get("runAt"), str):
         ahead = timedelta(minutes=5 + sum(map(ord, body["runAt"])) % 100_000)  # 1 minute to 1 year ahead
         body["runAt"] = (datetime.now(UTC) + ahead).isoformat()
@@ -156,8 +161,66 @@ def _with_values_rules_accept(case: Any, body: Any) -> Any:
     return body
 
 
+def _new_user_capability() -> str:
+    """A capability of its own for one DELETE (the seeded one stays for the other operations)."""
+    target = urlsplit(os.environ["SKILLS_CONTRACT_STACK_URL"])
+    connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=30)
+    name = f"to_delete_{os.urandom(6).hex()}"
+    body = {
+        "name": name, "displayName": "to delete", "whenToUse": ["never"],
+        "workflow": {"objective": "nothing", "steps": [
+            {"kind": "platformCapability", "capabilityId": "memory-recall", "instruction": "recall"}],
+            "completionCriteria": "done"},
+        "platformCapabilityIds": ["memory-recall"],
+    }
+    try:
+        connection.request("POST", "/rpc/user-capabilities", body=json.dumps(body), headers={
+            "Authorization": f"Bearer {os.environ['SKILLS_CONTRACT_TOKEN']}", "Content-Type": "application/json"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+    finally:
+        connection.close()
+    if response.status == 422 and answer["error"]["code"] == "quota_exceeded":
+        return os.environ["SKILLS_CONTRACT_USER_CAPABILITY_ID"].replace("0", "1", 1)  # absent: a 404 then
+    if response.status != 201:
+        raise RuntimeError(f"could not create a user capability to delete: {response.status} {answer}")
+    return str(answer["userCapabilityId"])
+
+
+def _with_references_that_resolve(case: Any, body: Any) -> Any:
+    """A user capability whose steps name what it declares, so a valid body reaches the later defences and the
+    write instead of stopping at unknown_reference nearly always (that refusal has its own tests)."""
+    if not isinstance(body, dict) or not case.path.startswith("/rpc/user-capabilities"):
+        return body
+    body = dict(body)
+    if case.path.endswith("/tool-bindings/{name}") and isinstance(body.get("name"), str):
+        body["name"] = (case.path_parameters or {}).get("name", body["name"])  # a binding is not renamed
+    if isinstance(body.get("platformCapabilityIds"), list) and body["platformCapabilityIds"]:
+        body["platformCapabilityIds"] = ["memory-recall"]
+    bindings = body.get("toolBindings") if isinstance(body.get("toolBindings"), list) else None
+    target = (bindings[0] if bindings and isinstance(bindings[0], dict) else
+              {"name": "notes", "hostProfile": "laptop"} if case.method.upper() == "PUT" else None)
+    workflow = body.get("workflow")
+    if isinstance(workflow, dict) and isinstance(workflow.get("steps"), list):
+        steps = []
+        for step in workflow["steps"]:
+            if isinstance(step, dict) and step.get("kind") == "platformCapability":
+                step = {**step, "capabilityId": "memory-recall"}
+                if not body.get("platformCapabilityIds"):
+                    body["platformCapabilityIds"] = ["memory-recall"]
+            elif isinstance(step, dict) and step.get("kind") == "localTool" and target:
+                step = {**step, "toolName": target.get("name"), "hostProfile": target.get("hostProfile")}
+            steps.append(step)
+        body["workflow"] = {**workflow, "steps": steps}
+    return body
+
+
 @schemathesis.hook
 def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
+    capability = str((case.path_parameters or {}).get("userCapabilityId", ""))
+    if (case.method.upper() == "DELETE" and case.path == "/rpc/user-capabilities/{userCapabilityId}"
+            and ID.match(capability)):
+        case.path_parameters = {**(case.path_parameters or {}), "userCapabilityId": _new_user_capability()}
     job = str((case.path_parameters or {}).get("jobId", ""))
     # In every mode: a case invalid elsewhere would still delete the job it names.
     if case.method.upper() == "DELETE" and case.path == "/rpc/automation-jobs/{jobId}" and ID.match(job):
@@ -165,4 +228,4 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return
-    case.body = _with_values_rules_accept(case, _with_known_agents(case.body))
+    case.body = _with_references_that_resolve(case, _with_values_rules_accept(case, _with_known_agents(case.body)))

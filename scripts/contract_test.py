@@ -70,6 +70,27 @@ class Client:
         return json.loads(data) if data else None
 
 
+# The user capability the /rpc/user-capabilities/{id} operations reach: its step uses the binding `notes`
+# (so deleting that one is binding_in_use), the binding `spare` is used by no step.
+CONTRACT_SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}}
+CONTRACT_CAPABILITY = {
+    "name": "contract_routine",
+    "displayName": "Contract",
+    "whenToUse": ["morning"],
+    "workflow": {
+        "objective": "review the plan",
+        "steps": [{"kind": "localTool", "toolName": "notes", "hostProfile": "laptop", "instruction": "write it"}],
+        "completionCriteria": "the plan is written",
+    },
+    "platformCapabilityIds": ["memory-recall"],
+    "toolBindings": [
+        {"name": name, "hostProfile": "laptop", "mcpServerId": "notes", "mcpToolName": "append",
+         "inputSchema": CONTRACT_SCHEMA}
+        for name in ("notes", "spare")
+    ],
+}
+
+
 def build_world(client: Client) -> dict[str, str]:
     """What makes the operations reachable, as SKILLS_CONTRACT_* variables for schemathesis.toml."""
     client.call("PUT", "/rpc/me", {"timezone": "Asia/Shanghai", "displayName": "Contract"})
@@ -120,7 +141,9 @@ def build_world(client: Client) -> dict[str, str]:
         },
         status=201,
     )
+    capability = client.call("POST", "/rpc/user-capabilities", CONTRACT_CAPABILITY, status=201)
     return {
+        "SKILLS_CONTRACT_USER_CAPABILITY_ID": capability["userCapabilityId"],
         "SKILLS_CONTRACT_AGENT_ID": agent_id,
         "SKILLS_CONTRACT_OTHER_AGENT_ID": other["agentId"],
         "SKILLS_CONTRACT_CONVERSATION_ID": agent["defaultConversationId"],

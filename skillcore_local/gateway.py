@@ -592,6 +592,9 @@ class Gateway:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True  # a hung handler must not keep the process alive at exit
     allow_reuse_address = True
+    # socketserver's default backlog is 5: a burst of concurrent clients (the stack's race tests fire 60 at
+    # once) would see connections reset, which API Gateway never does.
+    request_queue_size = 128
 
     def __init__(
         self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], gateway: Gateway

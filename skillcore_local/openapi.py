@@ -21,7 +21,14 @@ import msgspec
 from pydantic import BaseModel
 
 from skillcore import VERSION
-from skillcore.api import routes_automation, routes_background, routes_chat, routes_core, routes_skills
+from skillcore.api import (
+    routes_automation,
+    routes_background,
+    routes_capabilities,
+    routes_chat,
+    routes_core,
+    routes_skills,
+)
 from skillcore.api.app import PATH_ID, Route, Routes
 
 REF = "#/components/schemas/{name}"
@@ -67,6 +74,7 @@ def function_routes() -> dict[str, Routes]:
     routes_background.register(rpc, nothing)
     routes_skills.register(rpc, nothing)
     routes_automation.register(rpc, nothing)
+    routes_capabilities.register(rpc, nothing)
     chat = Routes()
     routes_chat.register(chat, nothing)
     return {"RpcFunction": rpc, "ChatTurnFunction": chat}

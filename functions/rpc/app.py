@@ -8,8 +8,15 @@ init_phase.begin()  # before the other imports: the collector is paused for init
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from skillcore.api import routes_automation, routes_background, routes_core, routes_skills
+from skillcore.api import (
+    routes_automation,
+    routes_background,
+    routes_capabilities,
+    routes_core,
+    routes_skills,
+)
 from skillcore.api.app import new_app
+from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.observability import logger, metrics
@@ -29,6 +36,9 @@ skill_deps = routes_skills.SkillDeps(db=db, skills=SKILLS, clock=system_clock)
 routes_background.register(routes, skill_deps)
 routes_skills.register(routes, skill_deps)
 routes_automation.register(routes, skill_deps)
+capability_deps = CapabilityDeps(db=db, registered=frozenset(m.skill_id for m in SKILLS.manifests()))
+routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(capabilities=capability_deps,
+                                                                            clock=system_clock))
 # The ChatTurnFunction's route (template.yaml): a 405 on that path must still list POST in its Allow.
 routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
 

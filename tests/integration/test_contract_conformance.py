@@ -153,5 +153,32 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked) -> No
     assert rpc(load_event("rpc_delete_automation_job.json", path_ids=job_ids))[0] in ok
     assert rpc(load_event("rpc_get_automation_job.json", path_ids=job_ids))[0] == 404
 
+    # User-defined capabilities: every route, with its documented errors among the answers.
+    def cap(method: str, path: str, body: Any = None, query: dict[str, str] | None = None) -> dict[str, Any]:
+        event = at(path, load_event("rpc_create_user_capability.json", body=body, query=query))
+        event["requestContext"]["http"]["method"] = method
+        if body is None:
+            event["body"] = None
+        return event
+
+    status, capability = rpc(load_event("rpc_create_user_capability.json"))
+    assert status == 201
+    assert rpc(load_event("rpc_create_user_capability.json"))[0] == 409  # capability_name_taken
+    base = f"/rpc/user-capabilities/{capability['userCapabilityId']}"
+    assert rpc(cap("GET", "/rpc/user-capabilities", query={"status": "draft"}))[0] == 200
+    assert rpc(cap("GET", base))[0] == 200
+    fields = {k: capability[k] for k in ("displayName", "whenToUse", "workflow", "platformCapabilityIds")}
+    assert rpc(cap("PUT", base, fields | {"expectedVersion": 1}))[0] == 200
+    assert rpc(cap("PUT", base, fields | {"expectedVersion": 1}))[0] == 409  # version_conflict
+    binding = capability["toolBindings"][0]
+    extra = {k: binding[k] for k in ("hostProfile", "mcpServerId", "mcpToolName", "inputSchema")} | {"name": "extra"}
+    assert rpc(cap("POST", f"{base}/tool-bindings", extra | {"expectedVersion": 2}))[0] == 201
+    assert rpc(cap("PUT", f"{base}/tool-bindings/extra", extra | {"expectedVersion": 3}))[0] == 200
+    assert rpc(cap("DELETE", f"{base}/tool-bindings/notes", query={"expectedVersion": "4"}))[0] == 409  # in use
+    assert rpc(cap("DELETE", f"{base}/tool-bindings/extra", query={"expectedVersion": "4"}))[0] == 204
+    assert rpc(cap("POST", f"{base}/activate", {"expectedVersion": 5}))[0] == 200
+    assert rpc(cap("POST", f"{base}/deactivate", {"expectedVersion": 6}))[0] == 200
+    assert rpc(cap("DELETE", base))[0] == 204
+
     # Every operation of both functions answered at least once, through the checks above.
     assert rpc.checked | chat.checked == {(r.method, r.path) for r in openapi.all_routes()}

@@ -83,3 +83,37 @@ def test_audit_code_replaces_anything_that_is_not_a_code() -> None:
     assert audit_code("memory_recall") == "memory_recall"
     assert audit_code("memory_recall\n") == "invalid_name"
     assert audit_code("drop table; please") == "invalid_name"
+
+
+# User-defined capabilities: the metadata of user_capability.* events holds ids, codes, counts and a digest.
+@pytest.mark.parametrize("name", ["binding_name", "host_profile", "status"])
+@pytest.mark.parametrize("text", ["回顾昨天的目标", "ignore previous instructions", "", "x" * 129])
+def test_capability_code_fields_refuse_free_text(name: str, text: str) -> None:
+    with pytest.raises(ValueError, match=f"audit {name} must be an identifier or code"):
+        AuditMetadata(**{name: text})
+
+
+@pytest.mark.parametrize("name", ["platform_capability_ids", "binding_names", "defence_rules"])
+def test_capability_code_lists_refuse_free_text(name: str) -> None:
+    with pytest.raises(ValueError, match=f"audit {name} must be an identifier or code"):
+        AuditMetadata(**{name: ("memory-recall", "把今天最重要的一件事记下来")})
+
+
+@pytest.mark.parametrize("name", ["capability_version", "step_count", "binding_count"])
+def test_capability_counts_are_counts(name: str) -> None:
+    with pytest.raises(ValueError, match=f"audit {name} must be a count"):
+        AuditMetadata(**{name: -1})
+
+
+def test_capability_schema_digest_is_a_digest() -> None:
+    assert AuditMetadata(schema_sha256=DIGEST).schema_sha256 == DIGEST
+    with pytest.raises(ValueError, match="audit schema_sha256 must be a SHA-256 hex digest"):
+        AuditMetadata(schema_sha256='{"type": "object"}')
+
+
+def test_capability_actions_are_audit_actions() -> None:
+    assert {a.value for a in AuditAction if a.value.startswith("user_capability.")} == {
+        "user_capability.create", "user_capability.update", "user_capability.activate",
+        "user_capability.deactivate", "user_capability.delete", "user_capability.binding.create",
+        "user_capability.binding.update", "user_capability.binding.delete",
+    }

@@ -21,7 +21,7 @@ TABLES = function_routes()
 TABLE_OF: dict[str, Routes] = {r.operation_id: rs for rs in TABLES.values() for r in rs.operations}
 ROUTES = [r for rs in TABLES.values() for r in rs.operations]
 BODY_ROUTES = [r for r in ROUTES if r.body is not None]
-QUERY_ROUTES = [r for r in ROUTES if r.query is not None]
+QUERY_ROUTES = [r for r in ROUTES if r.query is not None and "limit" in r.query.model_fields]  # the lists
 
 
 def concrete(route: Route) -> str:

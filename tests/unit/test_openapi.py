@@ -24,14 +24,6 @@ API_MD = ROOT.parent / "shared" / "API.md"
 # endpoints, approvals). This list only shrinks: a test fails when one of them appears in the document, so the
 # route that lands takes its line out. Path parameter names are not compared (`{id}` = `{userCapabilityId}`).
 NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
-    # User-defined capabilities
-    ("POST", "/rpc/user-capabilities"),
-    ("GET", "/rpc/user-capabilities"),
-    ("GET", "/rpc/user-capabilities/{}"),
-    ("PUT", "/rpc/user-capabilities/{}"),
-    ("DELETE", "/rpc/user-capabilities/{}"),
-    ("POST", "/rpc/user-capabilities/{}/activate"),
-    ("POST", "/rpc/user-capabilities/{}/tool-bindings"),
     # Capability catalog and protocols
     ("GET", "/rpc/capabilities"),
     ("GET", "/rpc/capabilities/protocol"),

@@ -53,6 +53,16 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/rpc/skills/audit-events"),
     ("GET", "/rpc/skills/runs"),
     ("GET", "/rpc/admin/conversations/{conversationId}/messages"),
+    ("POST", "/rpc/user-capabilities"),
+    ("GET", "/rpc/user-capabilities"),
+    ("GET", "/rpc/user-capabilities/{userCapabilityId}"),
+    ("PUT", "/rpc/user-capabilities/{userCapabilityId}"),
+    ("DELETE", "/rpc/user-capabilities/{userCapabilityId}"),
+    ("POST", "/rpc/user-capabilities/{userCapabilityId}/activate"),
+    ("POST", "/rpc/user-capabilities/{userCapabilityId}/deactivate"),
+    ("POST", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings"),
+    ("PUT", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
+    ("DELETE", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("GET", "/rpc/admin/audit-events"),
 )
 

@@ -29,6 +29,7 @@ TABLES = (
     "jobs",
     "automation_jobs",
     "automation_runs",
+    "user_capabilities",
 )
 
 
@@ -47,6 +48,7 @@ class TableNames(Struct, frozen=True, kw_only=True):
     jobs: str
     automation_jobs: str
     automation_runs: str
+    user_capabilities: str
 
 
 MODELS = ("offline", "bedrock")

@@ -80,3 +80,15 @@ def status_of(error: errors.DomainError) -> int:
         if cls in STATUS:
             return STATUS[cls]
     return 500
+
+
+# User-defined capabilities (API.md "User-defined capabilities").
+CAPABILITY_NAME_TAKEN = Documented(409, "capability_name_taken")
+CAPABILITY_ACTIVE = Documented(409, "capability_active")
+BINDING_NAME_TAKEN = Documented(409, "binding_name_taken")
+BINDING_IN_USE = Documented(409, "binding_in_use")
+QUOTA_EXCEEDED = Documented(422, "quota_exceeded")
+UNSAFE_TEXT = Documented(422, "unsafe_text")
+UNKNOWN_REFERENCE = Documented(422, "unknown_reference")
+SCHEMA_NOT_ALLOWED = Documented(422, "schema_not_allowed")
+CAPABILITY_NOT_ACTIVE = Documented(422, "capability_not_active")

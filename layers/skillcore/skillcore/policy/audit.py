@@ -36,6 +36,16 @@ class AuditAction(StrEnum):
     BACKGROUND_EXECUTE = "background.execute"
     BACKGROUND_CANCEL = "background.cancel"
     AUTOMATION_EXECUTE = "automation.execute"
+    # User-defined capabilities (capabilities/service.py): skill_id is the `user:<name>` id, target_id the
+    # userCapabilityId, skill_version the capability's version after the change.
+    USER_CAPABILITY_CREATE = "user_capability.create"
+    USER_CAPABILITY_UPDATE = "user_capability.update"
+    USER_CAPABILITY_ACTIVATE = "user_capability.activate"
+    USER_CAPABILITY_DEACTIVATE = "user_capability.deactivate"
+    USER_CAPABILITY_DELETE = "user_capability.delete"
+    USER_CAPABILITY_BINDING_CREATE = "user_capability.binding.create"
+    USER_CAPABILITY_BINDING_UPDATE = "user_capability.binding.update"
+    USER_CAPABILITY_BINDING_DELETE = "user_capability.binding.delete"
 
 
 class Decision(StrEnum):
@@ -47,10 +57,12 @@ class Decision(StrEnum):
 
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
-_CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools")
-_CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id")
-_DIGESTS = ("idempotency_key", "input_sha256")
-_COUNTS = ("duration_ms", "attempt", "call_index", "results")
+_CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools", "platform_capability_ids",
+               "binding_names", "defence_rules")
+_CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
+          "host_profile", "status")
+_DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256")
+_COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count")
 
 
 def _check_code(name: str, value: object) -> None:
@@ -77,6 +89,18 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     job_id: str | None = None
     run_id: str | None = None
     tools: tuple[str, ...] = ()
+    # User-defined capabilities: ids, names, codes, a digest and counts; never a text the user wrote
+    # (objective, instructions, criteria, trigger phrases and display name stay out of the audit).
+    capability_version: int | None = None
+    status: str | None = None
+    step_count: int | None = None
+    binding_count: int | None = None
+    platform_capability_ids: tuple[str, ...] = ()
+    binding_names: tuple[str, ...] = ()
+    binding_name: str | None = None
+    host_profile: str | None = None
+    schema_sha256: str | None = None
+    defence_rules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         for name in _CODE_LISTS:

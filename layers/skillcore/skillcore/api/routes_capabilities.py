@@ -1,0 +1,117 @@
+"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities").
+
+Thin: each handler calls one function of capabilities/service.py, the same the MCP face and the creation
+flow call.
+"""
+
+from __future__ import annotations
+
+from msgspec import Struct
+
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
+from skillcore.api.requests.capabilities import (
+    CreateUserCapability,
+    ExpectedVersion,
+    ExpectedVersionQuery,
+    ToolBindingChange,
+    UpdateUserCapability,
+    UserCapabilityQuery,
+)
+from skillcore.api.views import Page
+from skillcore.api.views import capabilities as views
+from skillcore.capabilities import service
+from skillcore.capabilities.service import CapabilityDeps
+from skillcore.clock import Clock
+
+DEFENCES = (e.UNSAFE_TEXT, e.UNKNOWN_REFERENCE, e.SCHEMA_NOT_ALLOWED)
+EDIT = (e.CAPABILITY_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE)
+
+
+class CapabilityRouteDeps(Struct, frozen=True):
+    capabilities: CapabilityDeps
+    clock: Clock
+
+
+def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
+    @routes.route("POST", "/rpc/user-capabilities", body=CreateUserCapability, response=views.UserCapability,
+                  status=201, errors=(e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES,
+                          e.CONCURRENT_UPDATE))
+    def create_user_capability(caller: Caller, body: CreateUserCapability) -> views.UserCapability:
+        """Create a capability (status draft, version 1) with its bindings, in one transaction."""
+        return views.user_capability(service.create(deps.capabilities, caller.user_id, body, now=deps.clock()))
+
+    @routes.route("GET", "/rpc/user-capabilities", query=UserCapabilityQuery, response=Page[views.UserCapability])
+    def list_user_capabilities(caller: Caller, query: UserCapabilityQuery) -> Page[views.UserCapability]:
+        """The caller's capabilities, oldest first, optionally of one status."""
+        items, cursor = service.list_capabilities(deps.capabilities, caller.user_id, status=query.status, limit=query.limit,
+                                                  cursor=query.cursor)
+        return Page(items=[views.user_capability(c) for c in items], next_cursor=cursor)
+
+    @routes.route("GET", "/rpc/user-capabilities/<userCapabilityId>", response=views.UserCapability)
+    def get_user_capability(caller: Caller, userCapabilityId: str) -> views.UserCapability:  # noqa: N803
+        """One of the caller's capabilities with its bindings."""
+        return views.user_capability(service.get(deps.capabilities, caller.user_id, userCapabilityId))
+
+    @routes.route("PUT", "/rpc/user-capabilities/<userCapabilityId>", body=UpdateUserCapability,
+                  response=views.UserCapability, errors=(*EDIT, *DEFENCES))
+    def update_user_capability(
+        caller: Caller, userCapabilityId: str, body: UpdateUserCapability  # noqa: N803
+    ) -> views.UserCapability:
+        """Replace a draft's texts, workflow and platform capabilities (version + 1)."""
+        return views.user_capability(service.update(deps.capabilities, caller.user_id, userCapabilityId, body, now=deps.clock()))
+
+    @routes.route("DELETE", "/rpc/user-capabilities/<userCapabilityId>", response=None, status=204,
+                  errors=(e.CONCURRENT_UPDATE,))
+    def delete_user_capability(caller: Caller, userCapabilityId: str) -> None:  # noqa: N803
+        """Delete a capability with its bindings, its name and its quota unit, in one transaction."""
+        service.delete(deps.capabilities, caller.user_id, userCapabilityId, now=deps.clock())
+
+    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/activate", body=ExpectedVersion,
+                  response=views.UserCapability, errors=(*EDIT, *DEFENCES))
+    def activate_user_capability(
+        caller: Caller, userCapabilityId: str, body: ExpectedVersion  # noqa: N803
+    ) -> views.UserCapability:
+        """Activate a draft after the defences ran again (version + 1)."""
+        return views.user_capability(service.activate(deps.capabilities, caller.user_id, userCapabilityId,
+                                                      expected_version=body.expected_version, now=deps.clock()))
+
+    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/deactivate", body=ExpectedVersion,
+                  response=views.UserCapability,
+                  errors=(e.CAPABILITY_NOT_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+    def deactivate_user_capability(
+        caller: Caller, userCapabilityId: str, body: ExpectedVersion  # noqa: N803
+    ) -> views.UserCapability:
+        """Back to draft, editable again (version + 1)."""
+        return views.user_capability(service.deactivate(deps.capabilities, caller.user_id, userCapabilityId,
+                                                        expected_version=body.expected_version, now=deps.clock()))
+
+    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings", body=ToolBindingChange,
+                  response=views.BindingChange, status=201,
+                  errors=(*EDIT, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES))
+    def create_tool_binding(
+        caller: Caller, userCapabilityId: str, body: ToolBindingChange  # noqa: N803
+    ) -> views.BindingChange:
+        """Declare a tool of the user's agent host on a draft (stored only: never registered, proxied or run)."""
+        binding, after = service.add_binding(deps.capabilities, caller.user_id, userCapabilityId, body,
+                                             expected_version=body.expected_version, now=deps.clock())
+        return views.binding_change(binding, after.version)
+
+    @routes.route("PUT", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings/<name>", body=ToolBindingChange,
+                  response=views.BindingChange, errors=(*EDIT, *DEFENCES))
+    def update_tool_binding(
+        caller: Caller, userCapabilityId: str, name: str, body: ToolBindingChange  # noqa: N803
+    ) -> views.BindingChange:
+        """Replace a binding of a draft (same name)."""
+        binding, after = service.update_binding(deps.capabilities, caller.user_id, userCapabilityId, name, body,
+                                                expected_version=body.expected_version, now=deps.clock())
+        return views.binding_change(binding, after.version)
+
+    @routes.route("DELETE", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings/<name>",
+                  query=ExpectedVersionQuery, response=None, status=204, errors=(*EDIT, e.BINDING_IN_USE))
+    def delete_tool_binding(
+        caller: Caller, userCapabilityId: str, name: str, query: ExpectedVersionQuery  # noqa: N803
+    ) -> None:
+        """Remove a binding no step uses from a draft."""
+        service.delete_binding(deps.capabilities, caller.user_id, userCapabilityId, name, expected_version=query.expected_version,
+                               now=deps.clock())

@@ -1,0 +1,93 @@
+"""Bodies of the user capability routes (API.md "User-defined capabilities")."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from msgspec import UNSET, UnsetType
+
+from skillcore.api.views import Body, Time, time
+from skillcore.capabilities import models
+from skillcore.capabilities.models import CapabilityStatus
+
+
+# Tagged by `kind`, as the request's steps are.
+class PlatformStep(Body, frozen=True, kw_only=True, tag_field="kind", tag="platformCapability"):
+    capability_id: str
+    instruction: str
+
+
+class LocalToolStep(Body, frozen=True, kw_only=True, tag_field="kind", tag="localTool"):
+    tool_name: str
+    host_profile: str
+    instruction: str
+
+
+class Workflow(Body, frozen=True, kw_only=True):
+    objective: str
+    steps: list[PlatformStep | LocalToolStep]
+    completion_criteria: str
+
+
+class ToolBinding(Body, frozen=True, kw_only=True):
+    name: str
+    host_profile: str
+    mcp_server_id: str
+    mcp_tool_name: str
+    input_schema: dict[str, Any]
+    requires_user_confirmation: bool
+    created_at: Time
+    updated_at: Time
+
+
+class UserCapability(Body, frozen=True, kw_only=True):
+    user_capability_id: str
+    capability_id: str
+    name: str
+    display_name: str
+    when_to_use: list[str]
+    status: CapabilityStatus
+    version: int
+    workflow: Workflow
+    platform_capability_ids: list[str]
+    tool_bindings: list[ToolBinding]
+    created_at: Time
+    updated_at: Time
+    activated_at: Time | UnsetType = UNSET
+
+
+class BindingChange(Body, frozen=True, kw_only=True):
+    binding: ToolBinding
+    capability_version: int
+
+
+def step(s: models.Step) -> PlatformStep | LocalToolStep:
+    if isinstance(s, models.PlatformStep):
+        return PlatformStep(capability_id=s.capability_id, instruction=s.instruction)
+    return LocalToolStep(tool_name=s.tool_name, host_profile=s.host_profile,
+                         instruction=s.instruction)
+
+
+def tool_binding(b: models.ToolBinding) -> ToolBinding:
+    return ToolBinding(name=b.name, host_profile=b.host_profile, mcp_server_id=b.mcp_server_id,
+                       mcp_tool_name=b.mcp_tool_name, input_schema=b.input_schema,
+                       requires_user_confirmation=b.requires_user_confirmation, created_at=time(b.created_at),
+                       updated_at=time(b.updated_at))
+
+
+def user_capability(c: models.UserCapability) -> UserCapability:
+    w = c.workflow
+    return UserCapability(
+        user_capability_id=c.user_capability_id, capability_id=c.capability_id, name=c.name,
+        display_name=c.display_name, when_to_use=list(c.when_to_use), status=c.status, version=c.version,
+        workflow=Workflow(objective=w.objective, steps=[step(s) for s in w.steps],
+                          completion_criteria=w.completion_criteria),
+        platform_capability_ids=list(c.platform_capability_ids),
+        tool_bindings=[tool_binding(b) for b in c.tool_bindings],
+        created_at=time(c.created_at), updated_at=time(c.updated_at),
+        activated_at=time(c.activated_at) if c.activated_at else UNSET,
+    )
+
+
+def binding_change(b: models.ToolBinding, capability_version: int) -> BindingChange:
+    return BindingChange(binding=tool_binding(b), capability_version=capability_version)
