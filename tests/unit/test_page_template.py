@@ -303,7 +303,7 @@ def run_paths_function(template: Template, uris: list[str]) -> list[Any]:
     """The distribution's viewer-request function, run in node on a request for each uri."""
     node = shutil.which("node")
     if node is None:
-        pytest.skip("node is not installed (`make node` needs it too)")
+        pytest.fail("node is not installed (`make node` needs it too)")
     code = props(template, "PagePathsFunction")["FunctionCode"]
     calls = "JSON.stringify(" + json.dumps(uris) + ".map((uri) => handler({request: {uri}})))"
     script = code + "\nconsole.log(" + calls + ");"
