@@ -38,7 +38,7 @@ A lost condition is translated here, from the item as it was, into the domain er
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -440,68 +440,61 @@ def replace(
         raise
 
 
-def add_binding(
-    db: Db, user_id: str, user_capability_id: str, binding: ToolBinding, *, expected_version: int, now: datetime,
-    extra: Sequence[Op] = (), backoff: Any = None,
+def _binding_change(
+    db: Db, capability_op: Any, binding_op: Any, *, expected_version: int, extra: Sequence[Op], backoff: Any,
+    binding_failed: Callable[[], Exception],
 ) -> None:
-    """A new binding on a draft at `expected_version`, taking one of its 20 (quota_exceeded bindings)."""
-    ops = [
-        Op("capability", bump_for_binding_op(db, user_id, user_capability_id, expected_version=expected_version,
-                                             now=now, added=binding.name)),
-        Op("binding", put_new_binding_op(db, user_id, user_capability_id, binding)),
-        *extra,
-    ]
+    """One binding write beside the draft's version bump, in one transaction: a failed bump is the
+    capability's error (not found, version_conflict, capability_active), a failed binding condition
+    is `binding_failed()`."""
     try:
-        _commit(db, ops, backoff)
+        _commit(db, [Op("capability", capability_op), Op("binding", binding_op), *extra], backoff)
     except TransactionFailed as failed:
         if failure := failed.failed("capability"):
             raise _capability_failed(failure, expected_version=expected_version,
                                      expected_status=CapabilityStatus.DRAFT) from failed
         if failed.failed("binding"):
-            raise errors.binding_name_taken() from failed
+            raise binding_failed() from failed
         raise
+
+
+def add_binding(
+    db: Db, user_id: str, user_capability_id: str, binding: ToolBinding, *, expected_version: int, now: datetime,
+    extra: Sequence[Op] = (), backoff: Any = None,
+) -> None:
+    """A new binding on a draft at `expected_version`, taking one of its 20 (quota_exceeded bindings)."""
+    _binding_change(
+        db,
+        bump_for_binding_op(db, user_id, user_capability_id, expected_version=expected_version, now=now,
+                            added=binding.name),
+        put_new_binding_op(db, user_id, user_capability_id, binding),
+        expected_version=expected_version, extra=extra, backoff=backoff, binding_failed=errors.binding_name_taken,
+    )
 
 
 def replace_binding(
     db: Db, user_id: str, user_capability_id: str, binding: ToolBinding, *, expected_version: int, now: datetime,
     extra: Sequence[Op] = (), backoff: Any = None,
 ) -> None:
-    ops = [
-        Op("capability", bump_for_binding_op(db, user_id, user_capability_id, expected_version=expected_version,
-                                             now=now)),
-        Op("binding", replace_binding_op(db, user_id, user_capability_id, binding)),
-        *extra,
-    ]
-    try:
-        _commit(db, ops, backoff)
-    except TransactionFailed as failed:
-        if failure := failed.failed("capability"):
-            raise _capability_failed(failure, expected_version=expected_version,
-                                     expected_status=CapabilityStatus.DRAFT) from failed
-        if failed.failed("binding"):
-            raise errors.binding_not_found() from failed
-        raise
+    _binding_change(
+        db,
+        bump_for_binding_op(db, user_id, user_capability_id, expected_version=expected_version, now=now),
+        replace_binding_op(db, user_id, user_capability_id, binding),
+        expected_version=expected_version, extra=extra, backoff=backoff, binding_failed=errors.binding_not_found,
+    )
 
 
 def remove_binding(
     db: Db, user_id: str, user_capability_id: str, name: str, *, expected_version: int, now: datetime,
     extra: Sequence[Op] = (), backoff: Any = None,
 ) -> None:
-    ops = [
-        Op("capability", bump_for_binding_op(db, user_id, user_capability_id, expected_version=expected_version,
-                                             now=now, removed=name)),
-        Op("binding", delete_binding_op(db, user_id, user_capability_id, name)),
-        *extra,
-    ]
-    try:
-        _commit(db, ops, backoff)
-    except TransactionFailed as failed:
-        if failure := failed.failed("capability"):
-            raise _capability_failed(failure, expected_version=expected_version,
-                                     expected_status=CapabilityStatus.DRAFT) from failed
-        if failed.failed("binding"):
-            raise errors.binding_not_found() from failed
-        raise
+    _binding_change(
+        db,
+        bump_for_binding_op(db, user_id, user_capability_id, expected_version=expected_version, now=now,
+                            removed=name),
+        delete_binding_op(db, user_id, user_capability_id, name),
+        expected_version=expected_version, extra=extra, backoff=backoff, binding_failed=errors.binding_not_found,
+    )
 
 
 def delete(db: Db, capability: UserCapability, *, extra: Sequence[Op] = (), backoff: Any = None) -> None:
