@@ -146,9 +146,14 @@ def test_an_agent_scope_grant_holds_for_that_agent_only(
     expect(read).to_have_attribute("aria-checked", "false")
     expect(row.get_by_test_id("agent-grants")).to_have_text("单独授权的 Agent：Mika")
 
-    # Revoked in Mika's scope.
-    scope.select_option(value=mika["agentId"])
+    # A link may name the agent: it opens in that agent's scope, on the switch.
+    page.goto(f"/skills/#/permissions?skill={RECALL}&permission=memory%3Aread&agent={mika['agentId']}")
+    page.reload()
+    expect(scope).to_have_value(mika["agentId"])
+    expect(read).to_be_focused()
     expect(read).to_have_attribute("aria-checked", "true")
+
+    # Revoked in Mika's scope.
     toggle(page, read)
     expect(read).to_have_attribute("aria-checked", "false")
     assert api.active_scopes(RECALL, READ) == []
