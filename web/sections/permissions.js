@@ -218,19 +218,25 @@ export default function Permissions({ ctx, route }) {
   const target = { skill: params.get("skill") || "", permission: params.get("permission") || "" };
   const wantedAgent = params.get("agent") || USER_SCOPE;
   const agents = ctx.agents;
-  const [agentId, setAgentId] = useState(agents.some((a) => a.agentId === wantedAgent) ? wantedAgent : USER_SCOPE);
+  const linkedScope = agents.some((a) => a.agentId === wantedAgent) ? wantedAgent : USER_SCOPE;
+  const [agentId, setAgentId] = useState(linkedScope);
   const state = useLoad(loadAll, []);
   const focused = useRef("");
+
+  useEffect(() => {
+    // A later link naming an agent (or none) chooses its scope.
+    setAgentId(linkedScope);
+  }, [wantedAgent]);
 
   useEffect(() => {
     // An agent that went away (another tab) leaves the user scope chosen, never a dangling one.
     if (agentId !== USER_SCOPE && !agents.some((a) => a.agentId === agentId)) setAgentId(USER_SCOPE);
   }, [agents]);
 
-  // Once the list is there, bring the linked switch into view and focus it (once per link).
-  const targetKey = `${target.skill}|${target.permission}`;
+  // Once the list is there in the linked scope, bring the linked switch into view and focus it (once per link).
+  const targetKey = `${target.skill}|${target.permission}|${linkedScope}`;
   useEffect(() => {
-    if (state.status !== "ready" || !target.skill || focused.current === targetKey) return;
+    if (state.status !== "ready" || !target.skill || agentId !== linkedScope || focused.current === targetKey) return;
     const card = document.querySelector(`[data-skill="${CSS.escape(target.skill)}"]`);
     if (!card) return;
     const wanted = target.permission
@@ -241,7 +247,7 @@ export default function Permissions({ ctx, route }) {
     focused.current = targetKey;
     element.scrollIntoView({ block: "center" });
     element.focus({ preventScroll: true, focusVisible: true });
-  }, [state.status, targetKey]);
+  }, [state.status, targetKey, agentId]);
 
   const replace = (grant) =>
     state.setData((data) => {

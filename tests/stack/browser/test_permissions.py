@@ -159,6 +159,17 @@ def test_an_agent_scope_grant_holds_for_that_agent_only(
     assert api.active_scopes(RECALL, READ) == []
     assert nora["agentId"] not in str(api.grants(RECALL, READ))
 
+    # A link followed while the section is open moves to its scope and focuses the switch there.
+    page.get_by_label("授权范围").focus()
+    page.evaluate(
+        "id => { location.hash = `#/permissions?skill=memory-context&permission=memory%3Aread&agent=${id}`; }",
+        nora["agentId"],
+    )
+    expect(scope).to_have_value(nora["agentId"])
+    context_read = switch(page, "memory-context", READ)
+    expect(context_read).to_be_focused()
+    expect(context_read).to_have_accessible_name(re.compile("Agent Nora"))
+
 
 def test_space_on_the_focused_switch_toggles_it(page: Page, stack: StackClient, signed_in: Any) -> None:
     signed_in(section="permissions", prefix="perms")
