@@ -23,6 +23,7 @@ STATUS: dict[type[errors.DomainError], int] = {
     errors.Conflict: 409,
     errors.PayloadTooLarge: 413,
     errors.RuleViolation: 422,
+    errors.UpstreamError: 502,
 }
 
 
@@ -92,3 +93,6 @@ UNSAFE_TEXT = Documented(422, "unsafe_text")
 UNKNOWN_REFERENCE = Documented(422, "unknown_reference")
 SCHEMA_NOT_ALLOWED = Documented(422, "schema_not_allowed")
 CAPABILITY_NOT_ACTIVE = Documented(422, "capability_not_active")
+DRAFT_REVISION_CONFLICT = Documented(409, "draft_revision_conflict")
+DRAFT_HAS_GAPS = Documented(422, "draft_has_gaps")
+UPSTREAM_ERROR = Documented(502, "upstream_error")
