@@ -193,14 +193,12 @@ def question(kind: GapKind, path: str, language: Language, *, ref: str | None = 
                 "(name, hostProfile, mcpServerId, mcpToolName, inputSchema).")
     if kind is GapKind.UNKNOWN_CAPABILITY:
         available = ", ".join(sorted(registered))
-        where = f"步骤 {n}" if zh and n else ("这个能力" if zh else (f"Step {n}" if n else "This capability"))
+        where = (f"步骤 {n}" if n else "这个能力") if zh else (f"step {n}" if n else "this capability")
         if ref and ref in set(registered):
             return (f"{where} 要用平台能力 {ref} 吗？如果是，请在回答里写出它的 id。" if zh else
-                    f"Should {where.lower() if not n else where} use the built-in capability {ref}? "
-                    "If so, write its id in your answer.")
+                    f"Should {where} use the built-in capability {ref}? If so, write its id in your answer.")
         return (f"{where} 要用哪个平台能力？请写出它的 id（可用：{available}）。" if zh else
-                f"Which built-in capability should {where.lower() if not n else where} use? "
-                f"Write its id (available: {available}).")
+                f"Which built-in capability should {where} use? Write its id (available: {available}).")
     field = path.rstrip("/").split("/")[-1] if path else ""
     if field.isdigit():
         field = path.split("/")[-2]
@@ -235,7 +233,9 @@ def named_ids(texts: Iterable[str], registered: Iterable[str]) -> frozenset[str]
     """The registered ids the user wrote as whole tokens in one of `texts` (the rule in the module doc)."""
     found = set()
     for capability_id in registered:
-        pattern = re.compile(rf"(?<![{_TOKEN_EDGE}]){re.escape(capability_id)}(?![{_TOKEN_EDGE}])", re.IGNORECASE)
+        # A sentence's full stop or colon after the id ends it; `.v2` or `:x` would continue it.
+        pattern = re.compile(rf"(?<![{_TOKEN_EDGE}]){re.escape(capability_id)}(?![A-Za-z0-9_-]|[.:][A-Za-z0-9_-])",
+                             re.IGNORECASE)
         if any(pattern.search(text) for text in texts):
             found.add(capability_id)
     return frozenset(found)

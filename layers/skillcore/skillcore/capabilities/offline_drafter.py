@@ -124,6 +124,7 @@ def propose(document: dict[str, Any]) -> dict[str, Any]:
 
     gaps: list[dict[str, str]] = []
     steps: list[dict[str, Any]] = []
+    steps_at: list[dict[str, Any] | None] = []  # by the description's step index
     for i, text in enumerate(split_steps(fields.get("steps", ""))):
         step = parse_step(text)
         for path, answer in answers.items():
@@ -138,8 +139,10 @@ def propose(document: dict[str, Any]) -> dict[str, Any]:
                 step = parse_step(answer["text"], instruction) or step
         if step is None or not step["instruction"]:
             gaps.append(_gap(f"/workflow/steps/{i}"))
+            steps_at.append(None)
         else:
             steps.append(step)
+            steps_at.append(step)
     for field, path in (("name", "/name"), ("whenToUse", "/whenToUse"), ("objective", "/workflow/objective"),
                         ("completionCriteria", "/workflow/completionCriteria")):
         if not fields.get(field):
@@ -148,6 +151,10 @@ def propose(document: dict[str, Any]) -> dict[str, Any]:
         gaps.append(_gap("/workflow/steps"))
     if gaps and not steps or any(g["path"] in {"/name", "/whenToUse", "/workflow/objective",
                                               "/workflow/completionCriteria", "/workflow/steps"} for g in gaps):
+        # No proposal yet, so the server cannot see the steps: ask for the undeclared bindings now as well.
+        gaps += [_gap(f"/workflow/steps/{i}", "missing_binding") for i, s in enumerate(steps_at)
+                 if s and s["kind"] == "localTool" and (bindings.get(s["toolName"]) or {}).get("hostProfile")
+                 != s["hostProfile"]]
         return {"gaps": gaps}
     ids = list(dict.fromkeys(s["capabilityId"] for s in steps if s["kind"] == "platformCapability"))
     proposal = {
