@@ -36,9 +36,9 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime
 from collections.abc import Iterable, Sequence
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
@@ -54,6 +54,9 @@ from skillcore.model.port import (
     ToolChoice,
     ToolSpec,
 )
+
+if TYPE_CHECKING:  # pydantic request models are imported when a draft is generated, not at cold start
+    from skillcore.api.requests.capabilities import CreateUserCapability
 
 PROPOSE_TOOL = "propose_capability"
 MAX_GAPS = 30
@@ -277,7 +280,7 @@ def enforce(raw: Any, inputs: DraftInputs) -> Generated:
     """The model's tool input → what the server accepts of it (the rules in the module doc)."""
     from pydantic import ValidationError
 
-    from skillcore.api.requests.capabilities import CreateUserCapability, LocalToolStepInput
+    from skillcore.api.requests.capabilities import CreateUserCapability
     from skillcore.capabilities.defences import references
     from skillcore.capabilities.service import binding_of, schema_errors, workflow_of
 
@@ -296,19 +299,19 @@ def enforce(raw: Any, inputs: DraftInputs) -> Generated:
                                                                                                 "localTool"}][:3])
                 server.append(RawGap(path, GapKind.MISSING_INFO, question(GapKind.MISSING_INFO, path, language)))
         else:
-            proposal = _enforce_references(body, inputs, language, server, LocalToolStepInput)
+            proposal = _enforce_references(body, inputs, language, server)
     if proposal is not None:
         body = CreateUserCapability.model_validate({**proposal, "toolBindings": [dict(b) for b in inputs.bindings]})
         server += _text_gaps(body, language)
         bindings = [binding_of(b, _EPOCH) for b in body.tool_bindings]
-        for error in references.check(workflow_of(body.workflow).steps, body.platform_capability_ids, bindings,
+        for found in references.check(workflow_of(body.workflow).steps, body.platform_capability_ids, bindings,
                                       inputs.registered):
-            server.append(RawGap(error["path"], GapKind.UNKNOWN_CAPABILITY if "capabilit" in error["path"].lower()
+            server.append(RawGap(found["path"], GapKind.UNKNOWN_CAPABILITY if "capabilit" in found["path"].lower()
                                  else GapKind.MISSING_BINDING,
-                                 question(GapKind.MISSING_INFO, error["path"], language)))
-        for error in schema_errors(bindings):
+                                 question(GapKind.MISSING_INFO, found["path"], language)))
+        for found in schema_errors(bindings):
             server.append(RawGap("/toolBindings", GapKind.MISSING_BINDING,
-                                 question(GapKind.MISSING_BINDING, "/toolBindings", language, ref=error["binding"])))
+                                 question(GapKind.MISSING_BINDING, "/toolBindings", language, ref=found["binding"])))
     elif not server and not _model_gaps(raw.get("gaps"), language, inputs.registered):
         server.append(RawGap("/workflow/steps", GapKind.MISSING_INFO,
                              question(GapKind.MISSING_INFO, "/workflow/steps", language)))
@@ -322,17 +325,19 @@ def enforce(raw: Any, inputs: DraftInputs) -> Generated:
 
 
 def _enforce_references(
-    body: Any, inputs: DraftInputs, language: Language, gaps: list[RawGap], local_step: type
+    body: CreateUserCapability, inputs: DraftInputs, language: Language, gaps: list[RawGap]
 ) -> dict[str, Any] | None:
     """Removes every reference the user did not give (adding its gap); the proposal without toolBindings,
     or None when no step is left."""
+    from skillcore.api.requests.capabilities import LocalToolStepInput
+
     allowed = named_ids(inputs.user_texts(), inputs.registered)
     host_of = {b["name"]: b["hostProfile"] for b in inputs.bindings}
     kept: list[dict[str, Any]] = []
     asked: set[str] = set()
     for i, step in enumerate(body.workflow.steps):
         at = f"/workflow/steps/{i}"
-        if isinstance(step, local_step):
+        if isinstance(step, LocalToolStepInput):
             if host_of.get(step.tool_name) == step.host_profile:
                 kept.append(step.model_dump(by_alias=True))
             else:
@@ -353,9 +358,9 @@ def _enforce_references(
             path = f"/platformCapabilityIds/{j}"
             gaps.append(RawGap(path, GapKind.UNKNOWN_CAPABILITY, question(
                 GapKind.UNKNOWN_CAPABILITY, path, language, ref=capability_id, registered=inputs.registered)))
-    for step in kept:
-        if step["kind"] == "platformCapability" and step["capabilityId"] not in declared:
-            declared.append(step["capabilityId"])
+    for kept_step in kept:
+        if kept_step["kind"] == "platformCapability" and kept_step["capabilityId"] not in declared:
+            declared.append(kept_step["capabilityId"])
     if not kept:
         return None
     proposal = body.model_dump(by_alias=True, exclude={"tool_bindings"})

@@ -90,7 +90,7 @@ def _audit_op(deps: DraftDeps, event: AuditEvent) -> Op:
 
 def _generate(deps: DraftDeps, description: str, answers: tuple[DraftAnswer, ...],
               bindings: tuple[dict[str, object], ...], revision: int) -> tuple[dict[str, object] | None, tuple[Gap, ...]]:
-    inputs = drafter.DraftInputs(description=description, answers=answers, bindings=bindings,  # type: ignore[arg-type]
+    inputs = drafter.DraftInputs(description=description, answers=answers, bindings=bindings,
                                  registered=deps.capabilities.registered)
     try:
         generated = drafter.generate(deps.model(), inputs, max_tokens=deps.max_tokens)

@@ -26,8 +26,8 @@ from skillcore.model.port import (
     ModelRequest,
     ModelResponse,
     ToolCall,
-    ToolResult,
     ToolChoice,
+    ToolResult,
     ToolSpec,
     render_system_text,
 )
