@@ -185,3 +185,22 @@ def test_the_offline_model_calls_no_drafting_tool_when_it_is_not_offered() -> No
     assert offline_drafter.plan(request) == ()
     document = json.loads(drafter.user_document(inputs("x")))
     assert document == {"description": "x", "answers": [], "bindings": []}
+
+
+def test_the_drafts_table_expires_on_the_attribute_the_store_writes() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from skillcore.capabilities.models import Draft, DraftStatus
+    from skillcore.db import capability_drafts
+    from skillcore_local.template import load_template
+
+    table = load_template()["Resources"]["CapabilityDraftsTable"]["Properties"]
+    attribute = table["TimeToLiveSpecification"]["AttributeName"]
+    now = datetime(2026, 12, 3, 8, tzinfo=UTC)
+    draft = Draft(user_id="u", draft_id="d", revision=1, status=DraftStatus.OPEN, description="x", answers=(),
+                  bindings=(), proposal=None, gaps=(), created_at=now, updated_at=now,
+                  expires_at=now + timedelta(hours=24))
+    item = capability_drafts.to_draft_item(draft)
+    assert int(item[attribute]["N"]) == int((now + timedelta(hours=24)).timestamp())
+    assert draft.status_at(now + timedelta(hours=24)) is DraftStatus.EXPIRED
+    assert draft.status_at(now + timedelta(hours=23, minutes=59)) is DraftStatus.OPEN

@@ -51,6 +51,10 @@ from skillcore.model.port import ChatModel, ModelError
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 
 AUDIT_SKILL_ID = "user_capability_draft"
+# A full proposal is a few thousand tokens of tool input; one attempt of 20 s still fits the gateway's 29 s
+# (a retry after a slow first attempt may not: the client then sees a 503 from the gateway and retries).
+DRAFT_MAX_TOKENS = 4096
+DRAFT_READ_TIMEOUT_S = 20.0
 MAX_STORED_ANSWERS = 40
 
 
