@@ -151,6 +151,9 @@ def test_answers_must_fit_the_current_gaps_and_bindings_the_schema_subset(rpc):
     status, unchanged = call(rpc, "POST", path, {"answers": []})
     assert status == 200 and unchanged["revision"] == 2  # nothing of the refused answers was kept
     assert unchanged["gaps"][0]["kind"] == "missing_binding"
+    status, stale = call(rpc, "POST", path, {"answers": [{"gapId": gap["gapId"], "text": "use tool notes on laptop"}]})
+    assert status == 409 and stale["error"]["code"] == "draft_revision_conflict"  # a gap of revision 1
+    assert stale["error"]["details"] == {"currentRevision": 2, "status": "open"}
     status, bad = call(rpc, "POST", BASE, {"description": ""})
     assert status == 422 and bad["error"]["code"] == "validation_error"
     status, bad = call(rpc, "POST", BASE, {"description": "x" * 2001})

@@ -14,7 +14,8 @@ no HTTP in them: the same checks, errors and audit whoever calls.
   so of two confirms of one revision exactly one creates anything.
 Errors: 404 for a missing or another user's draft; 409 `draft_revision_conflict` (`details.currentRevision`,
 `details.status`, and `details.userCapabilityId` once confirmed) when the draft is not open at the revision
-given (a concurrent generate or confirm won, or it expired); 422 `draft_has_gaps` (`details.gaps`);
+given (a concurrent generate or confirm won, or it expired), and to a generate answering the gaps of an
+earlier revision; 422 `draft_has_gaps` (`details.gaps`);
 502 `upstream_error` when the model could not answer (nothing is stored then).
 Audit: `user_capability.draft.start|generate|confirm`, in the transaction of the write, with the revision,
 counts, the gaps' kinds and the proposal's ids; never the description, an answer or a question.
@@ -22,6 +23,7 @@ counts, the gaps' kinds and the proposal's ids; never the description, an answer
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
@@ -147,6 +149,10 @@ def _merge_answers(
     for i, answer in enumerate(body.answers):
         gap = gaps.get(answer.gap_id)
         if gap is None:
+            stale = re.fullmatch(r"g(\d+)-\d+", answer.gap_id)
+            if stale and int(stale.group(1)) < current.revision:
+                # A gap of an earlier revision: another generate won; the caller's view is stale.
+                raise errors.draft_revision_conflict(current.revision, current.status.value)
             raise _answer_error(i, "gapId", "not a gap of the draft's current revision")
         if answer.gap_id in seen:
             raise _answer_error(i, "gapId", "answered twice")
