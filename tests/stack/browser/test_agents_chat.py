@@ -86,7 +86,9 @@ def last_reply(page: Page) -> Locator:
 def say(page: Page, text: str) -> tuple[Locator, dict[str, Any]]:
     """Types `text` and presses Enter; returns the reply's item and the turn the API answered."""
     box(page).fill(text)
-    with page.expect_response(lambda r: MESSAGES_URL.search(r.url) is not None and r.request.method == "POST") as answer:
+    with page.expect_response(
+        lambda r: MESSAGES_URL.search(r.url) is not None and r.request.method == "POST"
+    ) as answer:
         box(page).press("Enter")
     assert answer.value.status == 200, answer.value.text()
     turn = answer.value.json()
@@ -113,7 +115,9 @@ def test_create_an_agent_with_field_errors_first(page: Page, stack: StackClient,
     create = page.get_by_role("button", name="创建", exact=True)
 
     # An empty name: the server refuses it, the page says why at the field and puts the focus there.
-    with page.expect_response(lambda r: r.url.endswith("/rpc/agents") and r.request.method == "POST") as answer:
+    with page.expect_response(
+        lambda r: r.url.endswith("/rpc/agents") and r.request.method == "POST"
+    ) as answer:
         create.click()
     assert answer.value.status == 422
     assert answer.value.json()["error"]["details"]["errors"][0]["path"] == "name"
@@ -136,7 +140,9 @@ def test_create_an_agent_with_field_errors_first(page: Page, stack: StackClient,
 
     name.fill("Mika")
     page.get_by_label("人设（可选）").fill("温和的朋友")
-    with page.expect_response(lambda r: r.url.endswith("/rpc/agents") and r.request.method == "POST") as answer:
+    with page.expect_response(
+        lambda r: r.url.endswith("/rpc/agents") and r.request.method == "POST"
+    ) as answer:
         create.click()
     assert answer.value.status == 201
     mika = answer.value.json()
@@ -191,7 +197,9 @@ def test_chat_turns_show_their_run_kind(page: Page, stack: StackClient, signed_i
     box(page).press("Shift+Enter")
     box(page).press_sequentially("第二行")
     expect(box(page)).to_have_value("第一行\n第二行")
-    with page.expect_response(lambda r: MESSAGES_URL.search(r.url) is not None and r.request.method == "POST"):
+    with page.expect_response(
+        lambda r: MESSAGES_URL.search(r.url) is not None and r.request.method == "POST"
+    ):
         box(page).press("Enter")
     expect(messages(page)).to_have_count(4)
     assert messages(page).nth(2).get_by_test_id("message-text").inner_text() == "第一行\n第二行"
@@ -206,7 +214,10 @@ def test_chat_turns_show_their_run_kind(page: Page, stack: StackClient, signed_i
 
     # While a message is on its way the send is disabled (and Enter does nothing); the reply then shows.
     held: list[Route] = []
-    page.route(MESSAGES_URL, lambda route: held.append(route) if route.request.method == "POST" else route.continue_())
+    page.route(
+        MESSAGES_URL,
+        lambda route: held.append(route) if route.request.method == "POST" else route.continue_(),
+    )
     box(page).fill("慢一点")
     box(page).press("Enter")
     expect(send_button(page)).to_be_disabled()
@@ -233,7 +244,9 @@ def test_chat_turns_show_their_run_kind(page: Page, stack: StackClient, signed_i
         if route.request.method != "POST":
             route.continue_()
             return
-        sent.append(route.request.post_data_json)
+        body = route.request.post_data_json
+        assert isinstance(body, dict)
+        sent.append(body)
         route.fulfill(
             status=503,
             content_type="application/json",
@@ -249,29 +262,46 @@ def test_chat_turns_show_their_run_kind(page: Page, stack: StackClient, signed_i
     expect(box(page)).to_be_focused()
     expect(messages(page)).to_have_count(12)
     page.unroute(MESSAGES_URL)
-    with page.expect_request(lambda r: MESSAGES_URL.search(r.url) is not None and r.method == "POST") as retry:
+    with page.expect_request(
+        lambda r: MESSAGES_URL.search(r.url) is not None and r.method == "POST"
+    ) as retry:
         send_button(page).click()
     expect(messages(page)).to_have_count(14)
     expect(page.get_by_role("alert")).to_have_count(0)
     assert retry.value.post_data_json == sent[0]
 
     # The history is the server's: after a reload the same messages, oldest first.
-    history = ok(stack, page, "GET", f"/rpc/conversations/{agent['defaultConversationId']}/messages?limit=100")
+    history = ok(
+        stack, page, "GET", f"/rpc/conversations/{agent['defaultConversationId']}/messages?limit=100"
+    )
     page.reload()
     expect(messages(page)).to_have_count(14)
     shown = messages(page).evaluate_all("items => items.map(i => i.dataset.message)")
     assert shown == [m["messageId"] for m in history["items"]]
 
 
-def test_memory_read_grant_and_revoke_change_the_reply(page: Page, stack: StackClient, signed_in: Any) -> None:
+def test_memory_read_grant_and_revoke_change_the_reply(
+    page: Page, stack: StackClient, signed_in: Any
+) -> None:
     """The seed's checks: without memory:read no memory and the grant notice; with it the memory; revoked,
     refused again; an explicit /memory-recall runs as a tool skill."""
     signed_in(section="agents")
     agent = with_agent(page, stack)
-    ok(stack, page, "POST", f"/rpc/agents/{agent['agentId']}/memories", {"title": "爱好", "content": MEMORY_TEXT}, status=201)
+    ok(
+        stack,
+        page,
+        "POST",
+        f"/rpc/agents/{agent['agentId']}/memories",
+        {"title": "爱好", "content": MEMORY_TEXT},
+        status=201,
+    )
 
     reply, turn = say(page, QUESTION)
-    assert (turn["run"]["kind"], turn["run"]["skillId"], turn["run"]["outcome"]) == ("tool", MEMORY_SKILL, "denied")
+    assert (turn["run"]["kind"], turn["run"]["skillId"], turn["run"]["outcome"]) == (
+        "tool",
+        MEMORY_SKILL,
+        "denied",
+    )
     expect(reply.get_by_test_id("message-text")).to_contain_text(GRANT_NOTICE)
     expect(reply).not_to_contain_text(MEMORY_TEXT)
     expect_run(reply, "工具技能", MEMORY_SKILL, "未授权")
@@ -315,6 +345,8 @@ def test_a_reminder_arrives_in_the_history_as_a_background_message(
     agent = with_agent(page, stack)
     reply, _ = say(page, "这周我想每天跑步")
     expect_run(reply, "普通回复", None, "成功")
+    reply, _ = say(page, "/plan")
+    expect_run(reply, "提示词技能", "daily-plan", "成功")
 
     grant(stack, page, REMINDER_SKILL, "proactive_message:write")
     run_at = datetime.now(UTC) + timedelta(minutes=2)
@@ -323,7 +355,12 @@ def test_a_reminder_arrives_in_the_history_as_a_background_message(
         page,
         "POST",
         "/rpc/skills/background-jobs",
-        {"skillId": REMINDER_SKILL, "agentId": agent["agentId"], "runAt": to_api_time(run_at), "note": "每天跑步"},
+        {
+            "skillId": REMINDER_SKILL,
+            "agentId": agent["agentId"],
+            "runAt": to_api_time(run_at),
+            "note": "每天跑步",
+        },
         status=201,
     )
     due = datetime.fromisoformat(job["nextAttemptAt"].replace("Z", "+00:00"))
@@ -339,12 +376,10 @@ def test_a_reminder_arrives_in_the_history_as_a_background_message(
     expect(proactive.get_by_test_id("message-text")).to_contain_text("我们约定的目标复盘时间到了。")
     expect(proactive.get_by_test_id("message-text")).to_contain_text("每天跑步")
     expect(proactive.get_by_test_id("run")).to_have_count(0)
-    expect(messages(page)).to_have_count(3)
+    expect(messages(page)).to_have_count(5)
+    expect(messages(page).last).to_have_attribute("data-message", job["jobId"])
     # Chat messages carry no origin label.
     expect(page.get_by_test_id("chat-log").get_by_test_id("origin")).to_have_count(1)
-
-    reply, _ = say(page, "/plan")
-    expect_run(reply, "提示词技能", "daily-plan", "成功")
     screenshot(page, "agents-chat")
 
 
