@@ -2,7 +2,8 @@
 // agent's default conversation. The history shows who wrote each message and where it came from (a chat turn,
 // a background job's proactive message, an automation run); a reply sent from this page also shows the run
 // that produced it (plain reply, tool skill, prompt skill, workflow, with the skill id and the outcome), which
-// is what the turn's answer carries: the history itself holds messages only.
+// is what the turn's answer carries: the history itself holds messages only, so a reply written elsewhere
+// (another tab, an API client) shows none.
 //
 // The picked agent lives in the address (#/agents?agent=ID), so it survives a reload and the back button.
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -20,9 +21,31 @@ const KINDS = ["plain", "tool", "prompt", "workflow"];
 const OUTCOMES = ["succeeded", "denied", "degraded", "failed"];
 const ORIGINS = ["chat", "background", "automation"];
 
-// The run of each reply sent from this page, by the reply's message id. Module-level, so it outlives a
-// switch to another section or agent during the visit (the history from the server has no runs).
-const RUNS = new Map();
+// The run of each reply sent from this page, by the reply's message id: the history from the server has no
+// runs. Kept for the browser tab's session (sessionStorage, like the token), so a reload keeps the labels;
+// only the newest RUNS_KEPT are kept.
+const RUNS_KEY = "skillcore.chatRuns";
+const RUNS_KEPT = 500;
+const RUNS = loadRuns();
+
+function loadRuns() {
+  try {
+    const stored = JSON.parse(sessionStorage.getItem(RUNS_KEY) || "[]");
+    return new Map(Array.isArray(stored) ? stored : []);
+  } catch {
+    return new Map();
+  }
+}
+
+function rememberRun(messageId, run) {
+  RUNS.set(messageId, run);
+  while (RUNS.size > RUNS_KEPT) RUNS.delete(RUNS.keys().next().value);
+  try {
+    sessionStorage.setItem(RUNS_KEY, JSON.stringify([...RUNS]));
+  } catch {
+    // Storage may be full or refused: the labels still show until the page is left.
+  }
+}
 
 register({
   zh: {
@@ -372,7 +395,7 @@ function ChatPane({ agent, zone, onReplied }) {
         clientMessageId: pending.current.id,
         text: sent,
       });
-      RUNS.set(turn.reply.messageId, turn.run);
+      rememberRun(turn.reply.messageId, turn.run);
       pending.current = null;
       history.append(turn.userMessage, turn.reply);
       // Only what was sent leaves the box: anything typed meanwhile stays.

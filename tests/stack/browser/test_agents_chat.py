@@ -278,6 +278,11 @@ def test_chat_turns_show_their_run_kind(page: Page, stack: StackClient, signed_i
     expect(messages(page)).to_have_count(14)
     shown = messages(page).evaluate_all("items => items.map(i => i.dataset.message)")
     assert shown == [m["messageId"] for m in history["items"]]
+    # The runs are not in the history: the page kept them for this tab's session, so every reply keeps its label.
+    kinds = page.get_by_test_id("chat-log").get_by_test_id("run-kind")
+    expect(kinds).to_have_text(
+        ["普通回复", "普通回复", "提示词技能", "工作流", "工作流", "普通回复", "普通回复"]
+    )
 
 
 def test_memory_read_grant_and_revoke_change_the_reply(
