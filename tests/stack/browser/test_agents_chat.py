@@ -15,6 +15,7 @@ import re
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from playwright.sync_api import Locator, Page, Route, expect
@@ -428,3 +429,41 @@ def test_english(page: Page, stack: StackClient, signed_in: Any) -> None:
     page.get_by_label("Name").fill("")
     page.get_by_role("button", name="Create", exact=True).click()
     expect(page.locator("#agent-name-error")).to_have_text("Fill this in.")
+
+
+def test_a_long_history_and_a_message_written_elsewhere(
+    page: Page, stack: StackClient, signed_in: Any
+) -> None:
+    """Over a hundred messages (two pages of the API) all show, oldest first; a turn another client posts
+    appears on its own, the page re-reading only from the last page on."""
+    signed_in(section="agents")
+    agent = with_agent(page, stack)
+    path = f"/rpc/conversations/{agent['defaultConversationId']}/messages"
+    for n in range(51):
+        ok(stack, page, "POST", path, {"clientMessageId": f"bulk-{n}", "text": f"第 {n} 条"})
+    page.reload()
+    expect(messages(page)).to_have_count(102)
+    expect(messages(page).first.get_by_test_id("message-text")).to_have_text("第 0 条")
+    expect(messages(page).last.get_by_test_id("message-text")).to_have_text("我听到了：“第 50 条”。")
+
+    reads: list[str] = []
+    page.on(
+        "request", lambda r: reads.append(r.url) if MESSAGES_URL.search(r.url) and r.method == "GET" else None
+    )
+    turn = ok(stack, page, "POST", path, {"clientMessageId": "elsewhere", "text": "从别处发来"})
+    expect(messages(page)).to_have_count(104)
+    expect(messages(page).last).to_have_attribute("data-message", turn["reply"]["messageId"])
+    expect(messages(page).last.get_by_test_id("run")).to_have_count(
+        0
+    )  # not sent from this page: no run known
+    assert reads and all("cursor=" in url for url in reads), reads
+    shown = messages(page).evaluate_all("items => items.map(i => i.dataset.message)")
+    listed: list[str] = []
+    cursor = None
+    while True:
+        got = ok(stack, page, "GET", f"{path}?limit=100" + (f"&cursor={quote(cursor)}" if cursor else ""))
+        listed += [m["messageId"] for m in got["items"]]
+        cursor = got["nextCursor"]
+        if not cursor:
+            break
+    assert shown == listed
