@@ -295,19 +295,26 @@ function MessageItem({ message, agentName, zone }) {
 function useHistory(conversationId, paused) {
   const [state, setState] = useState({ status: "loading", items: [], error: null, refreshError: null });
   const tail = useRef({ cursor: null, offset: 0 });
-  const generation = useRef(0); // bumped by a send, so a re-read that started before it cannot undo it
+  const loads = useRef(0); // the latest full read wins
+  const generation = useRef(0); // bumped by a full read and by a send: a re-read started before either is dropped
   const reading = useRef(false);
 
   const load = async () => {
-    const mine = ++generation.current;
+    const mine = ++loads.current;
+    generation.current += 1;
     setState({ status: "loading", items: [], error: null, refreshError: null });
     try {
       const read = await readFrom(conversationId, null);
-      if (mine !== generation.current) return;
+      if (mine !== loads.current) return;
       tail.current = { cursor: read.tailCursor, offset: read.tailOffset };
-      setState({ status: "ready", items: read.items, error: null, refreshError: null });
+      // A turn sent while the history was loading is kept, whether or not the read saw it.
+      setState((old) => {
+        const known = new Set(read.items.map((m) => m.messageId));
+        const items = [...read.items, ...old.items.filter((m) => !known.has(m.messageId))];
+        return { status: "ready", items, error: null, refreshError: null };
+      });
     } catch (error) {
-      if (mine === generation.current) setState({ status: "error", items: [], error, refreshError: null });
+      if (mine === loads.current) setState((old) => ({ ...old, status: "error", error, refreshError: null }));
     }
   };
 

@@ -467,3 +467,32 @@ def test_a_long_history_and_a_message_written_elsewhere(
         if not cursor:
             break
     assert shown == listed
+
+
+def test_a_message_sent_while_the_history_loads_is_kept(
+    page: Page, stack: StackClient, signed_in: Any
+) -> None:
+    signed_in(section="agents")
+    agent = with_agent(page, stack)
+    path = f"/rpc/conversations/{agent['defaultConversationId']}/messages"
+    ok(stack, page, "POST", path, {"clientMessageId": "early", "text": "早"})
+
+    held: list[Route] = []
+    page.route(
+        MESSAGES_URL, lambda route: held.append(route) if route.request.method == "GET" else route.continue_()
+    )
+    page.reload()
+    expect(page.get_by_role("status").filter(has_text="加载中")).to_be_visible()
+    box(page).fill("我先说")
+    with page.expect_response(
+        lambda r: MESSAGES_URL.search(r.url) is not None and r.request.method == "POST"
+    ):
+        box(page).press("Enter")
+    expect(box(page)).to_have_value("")
+    for route in held:
+        route.continue_()
+    page.unroute(MESSAGES_URL)
+    expect(messages(page)).to_have_count(4)
+    expect(messages(page).get_by_test_id("message-text")).to_have_text(
+        ["早", "我听到了：“早”。", "我先说", "我听到了：“我先说”。"]
+    )
