@@ -380,6 +380,7 @@ function ChatPane({ agent, zone, onReplied }) {
   const [sendError, setSendError] = useState(null);
   const [status, setStatus] = useState("");
   const pending = useRef(null); // {id, text}: a failed send retried with the same text keeps its id
+  const inFlight = useRef(false);
   const input = useRef(null);
   const log = useRef(null);
   const history = useHistory(agent.defaultConversationId, sending);
@@ -391,7 +392,9 @@ function ChatPane({ agent, zone, onReplied }) {
   }, [history.items.length, history.status]);
 
   const send = async () => {
-    if (sending || !text.trim()) return;
+    // The ref, not the state: two Enter presses before the next render must not send twice.
+    if (inFlight.current || !text.trim()) return;
+    inFlight.current = true;
     const sent = text;
     if (!pending.current || pending.current.text !== sent) pending.current = { id: newClientId(), text: sent };
     setSending(true);
@@ -413,6 +416,7 @@ function ChatPane({ agent, zone, onReplied }) {
       setSendError(error);
       setStatus(t("chat.failed"));
     } finally {
+      inFlight.current = false;
       setSending(false);
       input.current && input.current.focus();
     }
