@@ -16,6 +16,7 @@ from skillcore.api import (
     routes_skills,
 )
 from skillcore.api.app import new_app
+from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
@@ -37,8 +38,8 @@ routes_background.register(routes, skill_deps)
 routes_skills.register(routes, skill_deps)
 routes_automation.register(routes, skill_deps)
 capability_deps = CapabilityDeps(db=db, registered=frozenset(m.skill_id for m in SKILLS.manifests()))
-routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(capabilities=capability_deps,
-                                                                            clock=system_clock))
+routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(
+    capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock))
 # The ChatTurnFunction's route (template.yaml): a 405 on that path must still list POST in its Allow.
 routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
 

@@ -63,6 +63,8 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings"),
     ("PUT", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("DELETE", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
+    ("GET", "/rpc/capabilities"),
+    ("GET", "/rpc/capabilities/protocol"),
     ("GET", "/rpc/admin/audit-events"),
 )
 

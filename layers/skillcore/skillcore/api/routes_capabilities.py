@@ -1,7 +1,8 @@
-"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities").
+"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities"), and the
+catalog and protocols an agent host reads (API.md "Capability catalog and protocols").
 
-Thin: each handler calls one function of capabilities/service.py, the same the MCP face and the creation
-flow call.
+Thin: each handler calls one function of capabilities/service.py or capabilities/catalog.py, the same the
+MCP face and the creation flow call.
 """
 
 from __future__ import annotations
@@ -14,13 +15,17 @@ from skillcore.api.requests.capabilities import (
     CreateUserCapability,
     ExpectedVersion,
     ExpectedVersionQuery,
+    ProtocolQuery,
     ToolBindingChange,
     UpdateUserCapability,
     UserCapabilityQuery,
 )
+from skillcore.api import paging
+from skillcore.api.requests import Paging
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
-from skillcore.capabilities import service
+from skillcore.capabilities import catalog, service
+from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import Clock
 
@@ -30,10 +35,26 @@ EDIT = (e.CAPABILITY_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE)
 
 class CapabilityRouteDeps(Struct, frozen=True):
     capabilities: CapabilityDeps
+    catalog: CatalogDeps
     clock: Clock
 
 
 def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
+    @routes.route("GET", "/rpc/capabilities", query=Paging, response=Page[views.CapabilityEntry])
+    def list_capability_catalog(caller: Caller, query: Paging) -> Page[views.CapabilityEntry]:
+        """The catalog the caller's agents see: enabled built-ins with a protocol and active user capabilities."""
+        entries = catalog.list_catalog(deps.catalog, caller.user_id)
+        items, cursor = paging.page(entries, lambda entry: entry.capability_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.capability_entry(entry) for entry in items], next_cursor=cursor)
+
+    @routes.route("GET", "/rpc/capabilities/protocol", query=ProtocolQuery, response=views.CapabilityProtocol,
+                  errors=(e.NOT_FOUND, e.CAPABILITY_NOT_ACTIVE_PROTOCOL, e.SKILL_DISABLED),
+                  headers={"Cache-Control": "no-store"})
+    def get_capability_protocol(caller: Caller, query: ProtocolQuery) -> views.CapabilityProtocol:
+        """The protocol of one catalog entry, rendered now for this session (never cached, never stored)."""
+        return views.capability_protocol(catalog.get_protocol(
+            deps.catalog, caller.user_id, query.capability_id, host_profile=query.host_profile, preview=query.preview))
+
     @routes.route("POST", "/rpc/user-capabilities", body=CreateUserCapability, response=views.UserCapability,
                   status=201, errors=(e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES,
                           e.CONCURRENT_UPDATE))
