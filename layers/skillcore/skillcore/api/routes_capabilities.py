@@ -10,7 +10,9 @@ from __future__ import annotations
 from msgspec import Struct
 
 from skillcore.api import errors as e
+from skillcore.api import paging
 from skillcore.api.app import Caller, Routes
+from skillcore.api.requests import Paging
 from skillcore.api.requests.capabilities import (
     CreateUserCapability,
     ExpectedVersion,
@@ -20,8 +22,6 @@ from skillcore.api.requests.capabilities import (
     UpdateUserCapability,
     UserCapabilityQuery,
 )
-from skillcore.api import paging
-from skillcore.api.requests import Paging
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
 from skillcore.capabilities import catalog, service

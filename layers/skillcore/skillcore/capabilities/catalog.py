@@ -15,9 +15,10 @@ DynamoDB requests per call (no Scan anywhere):
 
 from __future__ import annotations
 
+from typing import Final, Literal
+
 from msgspec import Struct
 
-from skillcore.capabilities import errors
 from skillcore.capabilities import protocol as renderer
 from skillcore.capabilities.defences.narrowing import narrow
 from skillcore.capabilities.models import CAPABILITY_PREFIX, CapabilityStatus, ToolBinding
@@ -29,8 +30,8 @@ from skillcore.errors import Conflict, NotFound, RuleViolation
 from skillcore.policy.grants import GrantScope, same_major
 from skillcore.skills.builtin import Skills
 
-BUILTIN = "builtin"
-USER = "user"
+BUILTIN: Final = "builtin"
+USER: Final = "user"
 
 
 class CatalogDeps(Struct, frozen=True):
@@ -45,7 +46,7 @@ class Permission(Struct, frozen=True):
 
 class CatalogEntry(Struct, frozen=True, kw_only=True):
     capability_id: str
-    kind: str  # BUILTIN | USER
+    kind: Literal["builtin", "user"]
     display_name: str
     when_to_use: tuple[str, ...]
     version: str | int  # a built-in's semver, a user capability's version number

@@ -25,13 +25,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Final
 
 from skillcore.capabilities.defences.narrowing import Narrowed
 from skillcore.capabilities.models import LocalToolStep, PlatformStep, ToolBinding, UserCapability
 from skillcore.skills.protocols import HostProtocol
 
-PROTOCOL_TOOL = "get_capability_protocol"
+PROTOCOL_TOOL: Final = "get_capability_protocol"
 QUOTE_PREFIX = "│ "
 
 OBJECTIVE = "目标"

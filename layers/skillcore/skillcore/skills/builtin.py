@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
+from skillcore.skills import goal_check_in, goal_setting, memory_recall
 from skillcore.skills.automation import AutomationRegistry
 from skillcore.skills.background import BackgroundRegistry
 from skillcore.skills.daily_plan import DAILY_PLAN
@@ -12,7 +13,6 @@ from skillcore.skills.definitions import (
     PromptSkillDefinition,
     WorkflowSkillDefinition,
 )
-from skillcore.skills import goal_check_in, goal_setting, memory_recall
 from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.goal_setting import GOAL_SETTING
 from skillcore.skills.manifest import SkillKind, SkillManifest

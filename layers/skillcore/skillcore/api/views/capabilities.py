@@ -127,7 +127,7 @@ class CapabilityProtocol(Body, frozen=True, kw_only=True):
 
 def capability_entry(e: catalog.CatalogEntry) -> CapabilityEntry:
     return CapabilityEntry(
-        capability_id=e.capability_id, kind=e.kind, display_name=e.display_name,  # type: ignore[arg-type]
+        capability_id=e.capability_id, kind=e.kind, display_name=e.display_name,
         when_to_use=list(e.when_to_use), version=e.version,
         permissions=[CatalogPermission(code=p.code, granted=p.granted) for p in e.permissions]
         if e.permissions is not None else UNSET,
