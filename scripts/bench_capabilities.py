@@ -15,7 +15,14 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from scripts.bench_common import Report, RequestCounter, SharedDynamo, describe_operations, env_scope, percentile
+from scripts.bench_common import (
+    Report,
+    RequestCounter,
+    SharedDynamo,
+    describe_operations,
+    env_scope,
+    percentile,
+)
 from scripts.bench_latency import Http
 
 SECTION = "capabilities"
