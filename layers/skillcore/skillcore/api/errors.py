@@ -94,3 +94,6 @@ SCHEMA_NOT_ALLOWED = Documented(422, "schema_not_allowed")
 CAPABILITY_NOT_ACTIVE = Documented(422, "capability_not_active")
 # A draft's protocol asked for without preview (API.md "Capability catalog and protocols").
 CAPABILITY_NOT_ACTIVE_PROTOCOL = Documented(409, "capability_not_active")
+
+# Per-operation approvals (API.md "Approvals").
+APPROVAL_NOT_PENDING = Documented(409, "approval_not_pending")
