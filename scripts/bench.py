@@ -5,8 +5,10 @@ memory ranking and the background scheduler, printed as one report with figures 
     python -m scripts.bench --quick         every section, smaller
     python -m scripts.bench --only requests --only ranking
     python -m scripts.bench --only scheduler --jobs 2000
+    python -m scripts.bench --only capabilities
 
-Sections: cold, requests, latency, ranking, scheduler, automation, page (the Skills page's first load). The script asserts nothing: a missed target is
+Sections: cold, requests, latency, ranking, scheduler, automation, page (the Skills page's first load),
+capabilities (catalog, protocol, create over HTTP). The script asserts nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
 """
@@ -26,7 +28,7 @@ from importlib import metadata
 
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
-SECTIONS = ("cold", "requests", "latency", "ranking", "scheduler", "automation", "page")
+SECTIONS = ("cold", "requests", "latency", "ranking", "scheduler", "automation", "page", "capabilities")
 
 
 def _load() -> str:
@@ -151,6 +153,11 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_automation.run(report, dynamo, quick=args.quick)
 
+    def capabilities() -> None:
+        from scripts import bench_capabilities
+
+        bench_capabilities.run(report, dynamo, quick=args.quick)
+
     def page() -> None:
         from scripts import bench_page
 
@@ -158,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
 
     runners: dict[str, Callable[[], None]] = {
         "cold": cold, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
-        "automation": automation, "page": page,
+        "automation": automation, "page": page, "capabilities": capabilities,
     }
     try:
         for name in args.only:

@@ -156,6 +156,8 @@ def _operation(route: Route, response_schema: dict[str, Any] | None, components:
     success: dict[str, Any] = {"description": route.summary or "Success."}
     if response_schema is not None:
         success["content"] = {"application/json": {"schema": response_schema}}
+    if route.headers:
+        success["headers"] = {name: {"schema": {"type": "string", "enum": [value]}} for name, value in route.headers}
     operation: dict[str, Any] = {
         "operationId": route.operation_id,
         "summary": route.summary,

@@ -19,6 +19,7 @@ from skillcore.api import (
 )
 from skillcore.api.app import new_app
 from skillcore.capabilities import offline_drafter
+from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
@@ -48,8 +49,8 @@ draft_model = functools.cache(lambda: make_model(settings, read_timeout=DRAFT_RE
                                                  tool_planner=offline_drafter.plan))
 draft_deps = DraftDeps(capabilities=capability_deps, model=draft_model,
                        max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))
-routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(capabilities=capability_deps,
-                                                                            clock=system_clock, drafts=draft_deps))
+routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(
+    capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock, drafts=draft_deps))
 # The ChatTurnFunction's route (template.yaml): a 405 on that path must still list POST in its Allow.
 routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
 

@@ -183,6 +183,12 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert rpc(cap("DELETE", f"{base}/tool-bindings/extra", query={"expectedVersion": "4"}))[0] == 204
     assert rpc(cap("POST", f"{base}/activate", {"expectedVersion": 5}))[0] == 200
     assert rpc(cap("POST", f"{base}/deactivate", {"expectedVersion": 6}))[0] == 200
+    # The catalog and protocols an agent host reads.
+    assert rpc(cap("GET", "/rpc/capabilities"))[0] == 200
+    asked = {"capabilityId": capability["capabilityId"], "hostProfile": binding["hostProfile"]}
+    assert rpc(cap("GET", "/rpc/capabilities/protocol", query=asked))[0] == 409  # a draft: capability_not_active
+    assert rpc(cap("GET", "/rpc/capabilities/protocol", query=asked | {"preview": "true"}))[0] == 200
+    assert rpc(cap("GET", "/rpc/capabilities/protocol", query={"capabilityId": "user:nobody_has_it"}))[0] == 404
     assert rpc(cap("DELETE", base))[0] == 204
 
     # Creating a capability by conversation: start, generate (answering the binding gap), confirm, and a

@@ -24,9 +24,6 @@ API_MD = ROOT.parent / "shared" / "API.md"
 # endpoints, approvals). This list only shrinks: a test fails when one of them appears in the document, so the
 # route that lands takes its line out. Path parameter names are not compared (`{id}` = `{userCapabilityId}`).
 NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
-    # Capability catalog and protocols
-    ("GET", "/rpc/capabilities"),
-    ("GET", "/rpc/capabilities/protocol"),
     # Hosted external workflows
     ("POST", "/rpc/hosted-endpoints"),
     ("GET", "/rpc/hosted-endpoints"),

@@ -66,6 +66,8 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/rpc/user-capability-drafts"),
     ("POST", "/rpc/user-capability-drafts/{draftId}/generate"),
     ("POST", "/rpc/user-capability-drafts/{draftId}/confirm"),
+    ("GET", "/rpc/capabilities"),
+    ("GET", "/rpc/capabilities/protocol"),
     ("GET", "/rpc/admin/audit-events"),
     ("GET", "/rpc/approvals"),
     ("POST", "/rpc/approvals/{approvalId}"),

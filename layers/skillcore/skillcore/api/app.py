@@ -57,6 +57,7 @@ class Route(Struct, frozen=True, kw_only=True):
     errors: tuple[Documented, ...]
     auth: bool
     admin: bool
+    headers: tuple[tuple[str, str], ...] = ()  # fixed headers of the success response (Cache-Control: no-store)
 
     def documented_errors(self) -> tuple[Documented, ...]:
         """Every error this route can answer: those the router itself raises, then the route's own."""
@@ -111,6 +112,7 @@ class Routes:
         errors: tuple[Documented, ...] = (),
         auth: bool = True,
         admin: bool = False,
+        headers: dict[str, str] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers `handler(caller, **path_params[, body=...][, query=...]) -> response`.
 
@@ -129,6 +131,7 @@ class Routes:
                 method=method.upper(), path=re.sub(r"<([^>]+)>", r"{\1}", path), pattern=pattern, params=params,
                 handler=handler, operation_id=operation_id, summary=doc.splitlines()[0] if doc else "",
                 response=response, status=status, body=body, query=query, errors=errors, auth=auth, admin=admin,
+                headers=tuple((headers or {}).items()),
             ))
             # Static routes win over parameter routes (PATCH /rpc/skills/permissions over /rpc/skills/<id>).
             self._routes.sort(key=lambda r: len(r.params))
@@ -208,7 +211,7 @@ class Routes:
             raise TypeError(f"{route.operation_id} returned {type(result).__name__}, not {expected.__name__}")
         return {
             "statusCode": route.status,
-            "headers": {"Content-Type": JSON},
+            "headers": {"Content-Type": JSON, **dict(route.headers)},
             "body": _encoder.encode(result).decode("utf-8"),
             "isBase64Encoded": False,
         }

@@ -1,7 +1,8 @@
-"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities"), and their
-creation by conversation (API.md "Creating a capability by conversation").
+"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities"), the catalog
+and protocols an agent host reads (API.md "Capability catalog and protocols"), and creation by conversation
+(API.md "Creating a capability by conversation").
 
-Thin: each handler calls one function of capabilities/service.py or capabilities/drafts.py, the same the MCP
+Thin: each handler calls one function of capabilities/service.py, catalog.py or drafts.py, the same the MCP
 face calls.
 """
 
@@ -10,13 +11,16 @@ from __future__ import annotations
 from msgspec import Struct
 
 from skillcore.api import errors as e
+from skillcore.api import paging
 from skillcore.api.app import Caller, Routes
+from skillcore.api.requests import Paging
 from skillcore.api.requests.capabilities import (
     ConfirmDraft,
     CreateUserCapability,
     ExpectedVersion,
     ExpectedVersionQuery,
     GenerateDraft,
+    ProtocolQuery,
     StartDraft,
     ToolBindingChange,
     UpdateUserCapability,
@@ -24,7 +28,8 @@ from skillcore.api.requests.capabilities import (
 )
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
-from skillcore.capabilities import drafts, service
+from skillcore.capabilities import catalog, drafts, service
+from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.drafts import DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import Clock
@@ -36,11 +41,27 @@ CREATE = (e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFE
 
 class CapabilityRouteDeps(Struct, frozen=True):
     capabilities: CapabilityDeps
+    catalog: CatalogDeps
     clock: Clock
     drafts: DraftDeps
 
 
 def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
+    @routes.route("GET", "/rpc/capabilities", query=Paging, response=Page[views.CapabilityEntry])
+    def list_capability_catalog(caller: Caller, query: Paging) -> Page[views.CapabilityEntry]:
+        """The catalog the caller's agents see: enabled built-ins with a protocol and active user capabilities."""
+        entries = catalog.list_catalog(deps.catalog, caller.user_id)
+        items, cursor = paging.page(entries, lambda entry: entry.capability_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.capability_entry(entry) for entry in items], next_cursor=cursor)
+
+    @routes.route("GET", "/rpc/capabilities/protocol", query=ProtocolQuery, response=views.CapabilityProtocol,
+                  errors=(e.NOT_FOUND, e.CAPABILITY_NOT_ACTIVE_PROTOCOL, e.SKILL_DISABLED),
+                  headers={"Cache-Control": "no-store"})
+    def get_capability_protocol(caller: Caller, query: ProtocolQuery) -> views.CapabilityProtocol:
+        """The protocol of one catalog entry, rendered now for this session (never cached, never stored)."""
+        return views.capability_protocol(catalog.get_protocol(
+            deps.catalog, caller.user_id, query.capability_id, host_profile=query.host_profile, preview=query.preview))
+
     @routes.route("POST", "/rpc/user-capabilities", body=CreateUserCapability, response=views.UserCapability,
                   status=201, errors=CREATE)
     def create_user_capability(caller: Caller, body: CreateUserCapability) -> views.UserCapability:

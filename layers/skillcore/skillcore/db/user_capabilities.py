@@ -237,6 +237,13 @@ def list_active(db: Db, user_id: str) -> list[UserCapability]:
     return _with_bindings(db, user_id, heads)
 
 
+def list_active_heads(db: Db, user_id: str) -> list[UserCapability]:
+    """The user's active capabilities WITHOUT their bindings (`tool_bindings` is empty): what the catalog
+    shows, in one Query of the sparse index and no BatchGetItem."""
+    return [capability_from_item(h, []) for h in _capability_items(db, user_id)
+            if h["status"] == CapabilityStatus.ACTIVE.value]
+
+
 def quota_used(db: Db, user_id: str) -> int:
     """The per-user counter as stored (the tests compare it with the items)."""
     response = db.client.get_item(

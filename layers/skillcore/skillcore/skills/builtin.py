@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
+from skillcore.skills import goal_check_in, goal_setting, memory_recall
 from skillcore.skills.automation import AutomationRegistry
 from skillcore.skills.background import BackgroundRegistry
 from skillcore.skills.daily_plan import DAILY_PLAN
@@ -18,6 +19,7 @@ from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.memory_context import MEMORY_CONTEXT
 from skillcore.skills.memory_extraction import MEMORY_EXTRACTION
 from skillcore.skills.memory_recall import MEMORY_RECALL
+from skillcore.skills.protocols import HostProtocol
 from skillcore.skills.registry import Registry
 from skillcore.skills.tools import ToolRegistry
 
@@ -31,12 +33,17 @@ class Skills(Struct, frozen=True):
     contexts: Registry[ContextSkillDefinition]
     background: BackgroundRegistry
     automations: AutomationRegistry
+    # What agent hosts may use (skills/protocols.py): at most one per skill.
+    host_protocols: tuple[HostProtocol, ...] = ()
 
     def __post_init__(self) -> None:
         ids = [d.manifest.skill_id for r in self._registries() for d in r.current()]
         duplicates = {i for i in ids if ids.count(i) > 1}
         if duplicates:
             raise ValueError(f"skill ids registered in two registries: {sorted(duplicates)}")
+        offered = [p.manifest.skill_id for p in self.host_protocols]
+        if len(offered) != len(set(offered)):
+            raise ValueError("a skill has two host protocols")
 
     def _registries(self) -> tuple[Registry, ...]:
         return (self.tools, self.contexts, self.background, self.automations, self.workflows, self.prompts)
@@ -52,6 +59,15 @@ class Skills(Struct, frozen=True):
     def manifest(self, skill_id: str) -> SkillManifest | None:
         return next((m for m in self.manifests() if m.skill_id == skill_id), None)
 
+    def protocols(self) -> list[HostProtocol]:
+        """The host protocols of the skills registered here, each for the skill's current version: a protocol
+        written for another version, or for a skill not registered, is not offered."""
+        current = {m.key for m in self.manifests()}
+        return [p for p in self.host_protocols if p.manifest.key in current]
+
+    def protocol(self, skill_id: str) -> HostProtocol | None:
+        return next((p for p in self.protocols() if p.manifest.skill_id == skill_id), None)
+
 
 def builtin_skills() -> Skills:
     return Skills(
@@ -61,6 +77,7 @@ def builtin_skills() -> Skills:
         contexts=Registry(SkillKind.PROMPT, [MEMORY_CONTEXT]),
         background=BackgroundRegistry([GOAL_CHECK_IN_REMINDER]),
         automations=AutomationRegistry([MEMORY_EXTRACTION]),
+        host_protocols=(memory_recall.HOST_PROTOCOL, goal_check_in.HOST_PROTOCOL, goal_setting.HOST_PROTOCOL),
     )
 
 

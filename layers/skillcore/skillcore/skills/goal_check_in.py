@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillcore.skills.background import BackgroundPorts, BackgroundSkillDefinition, JobTarget
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel, SkillKind, SkillManifest
+from skillcore.skills.protocols import HostProtocol
 
 NOTE_MAX = 500
 
@@ -61,4 +62,19 @@ GOAL_CHECK_IN_REMINDER = BackgroundSkillDefinition(
     max_attempts=3,
     execute=execute,
     build_payload=build_payload,
+)
+
+HOST_PROTOCOL = HostProtocol(
+    manifest=GOAL_CHECK_IN_REMINDER.manifest,
+    display_name="目标复盘提醒",
+    when_to_use=("提醒我复盘目标", "到时候问问我进展", "remind me to check in on my goal"),
+    objective="在用户选定的时间，让智能体主动发一条消息，询问用户目标的进展。",
+    steps=(
+        "和用户确认是哪个智能体（agentId）、什么时间提醒（带时区偏移的时间，例如 2026-12-04T09:00:00+08:00），"
+        "以及可选的一句关注点（note）。时间不明确时先问用户，不要猜。",
+        "调用 skillcore 的 MCP 工具 `schedule_goal_check_in`，参数 `agentId`、`runAt` 和可选的 `note`。"
+        "如果返回权限错误（permission_required）或能力已关闭（skill_disabled），告诉用户需要先在 Skills 页面开启并授权，然后停止。",
+        "把返回的提醒时间告诉用户。",
+    ),
+    completion_criteria="提醒已创建，用户知道它会在什么时间由哪个智能体发出。",
 )

@@ -11,6 +11,7 @@ from skillcore.models import WorkflowSession
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers, patterns
+from skillcore.skills.protocols import HostProtocol
 
 ASK_GOAL = "ask_goal"
 ASK_DEADLINE = "ask_deadline"
@@ -101,4 +102,18 @@ GOAL_SETTING = WorkflowSkillDefinition(
         ),
     ),
     handler=GoalSettingHandler(),
+)
+
+HOST_PROTOCOL = HostProtocol(
+    manifest=GOAL_SETTING.manifest,
+    display_name="设定目标",
+    when_to_use=("帮我设定一个目标", "我想定个目标", "help me set a goal"),
+    objective="和用户一起把一个目标说清楚：目标是什么、什么时候完成，并得到用户确认。",
+    steps=(
+        "问用户想设定什么目标，请他用一句话说明。",
+        "问用户希望什么时候完成。",
+        "复述目标和截止时间，请用户回答“是”或“不是”；回答“不是”就从第 1 步重新开始。",
+        "用户确认后，给出简短的总结：目标、截止时间，以及一句鼓励。",
+    ),
+    completion_criteria="用户确认了目标和截止时间，并收到了总结；用户说“取消”时立即结束。",
 )

@@ -18,6 +18,7 @@ from skillcore.skills.manifest import (
 )
 from skillcore.skills.matchers import MatchKind, SkillMatchers, patterns
 from skillcore.skills.memory_ports import MemoryPorts
+from skillcore.skills.protocols import HostProtocol
 from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 
 MEMORY_READ = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1, approval_mode=ApprovalMode.PERSISTENT)
@@ -121,4 +122,18 @@ MEMORY_RECALL = ToolSkillDefinition(
     build_system_instruction=build_system_instruction,
     description="Search this agent's saved memories of the user for the question.",
     result_count=lambda output: len(output.memories),
+)
+
+HOST_PROTOCOL = HostProtocol(
+    manifest=MEMORY_RECALL.manifest,
+    display_name="记忆回想",
+    when_to_use=("你还记得吗", "我之前说过什么", "do you remember"),
+    objective="在用户问起以前告诉过智能体的事情时，只根据该智能体保存的记忆回答。",
+    steps=(
+        "确定用户要问的是哪个智能体（agentId）和什么问题；不清楚时先问用户，不要猜。",
+        "调用 skillcore 的 MCP 工具 `memory_recall`，参数 `agentId` 和 `question`（用户的问题原文）。"
+        "如果返回权限错误（permission_required）或能力已关闭（skill_disabled），告诉用户需要先在 Skills 页面开启并授权，然后停止。",
+        "只用返回的记忆回答；没有匹配的记忆时，明确说记不清，不要编造、猜测或暗示任何记忆。",
+    ),
+    completion_criteria="用户得到了只基于已保存记忆的回答，或被明确告知没有相关记忆。",
 )

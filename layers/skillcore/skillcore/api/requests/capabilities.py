@@ -7,6 +7,7 @@ their answers are rule codes (`unsafe_text`, `unknown_reference`, `schema_not_al
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 from skillcore.api.requests import INTEGRAL, NOT_BLANK, Paging, Strict, not_blank
 from skillcore.capabilities.models import MAX_BINDINGS_PER_CAPABILITY, MAX_STEPS, CapabilityStatus
@@ -147,3 +148,14 @@ class GenerateDraft(Strict):
 
 class ConfirmDraft(Strict):
     revision: Version
+
+
+class ProtocolQuery(BaseModel):
+    """`GET /rpc/capabilities/protocol`: a built-in skill id or `user:<name>`, the host profile asking."""
+
+    model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True, alias_generator=to_camel,
+                              populate_by_name=False)
+
+    capability_id: Annotated[str, StringConstraints(pattern=r"^(?:user:[a-z][a-z0-9_]{2,39}|[a-z][a-z0-9-]{1,62}[a-z0-9])$")]
+    host_profile: HostProfile | None = None
+    preview: bool = False

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, time
-from skillcore.capabilities import models
+from skillcore.capabilities import catalog, models
 from skillcore.capabilities.models import CapabilityStatus, DraftStatus, GapKind
+from skillcore.capabilities.protocol import PROTOCOL_TOOL
 
 
 # Tagged by `kind`, as the request's steps are.
@@ -139,4 +140,53 @@ def capability_draft(d: models.Draft) -> CapabilityDraft:
         proposal=msgspec.convert(proposal, DraftProposal) if proposal is not None else UNSET,
         gaps=[DraftGap(gap_id=g.gap_id, path=g.path, kind=g.kind, question=g.question) for g in d.gaps],
         expires_at=time(d.expires_at),
+    )
+
+
+# -- the catalog and protocols an agent host reads (API.md "Capability catalog and protocols") ----------
+
+class CatalogPermission(Body, frozen=True, kw_only=True):
+    code: str
+    granted: bool
+
+
+class ProtocolInput(Body, frozen=True, kw_only=True):
+    capability_id: str
+
+
+class CapabilityEntry(Body, frozen=True, kw_only=True):
+    capability_id: str
+    kind: Literal["builtin", "user"]
+    display_name: str
+    when_to_use: list[str]
+    version: str | int  # a built-in's semver, a user capability's version number
+    permissions: list[CatalogPermission] | UnsetType = UNSET  # built-ins only
+    protocol_tool: Literal["get_capability_protocol"]
+    protocol_input: ProtocolInput
+
+
+class CapabilityProtocol(Body, frozen=True, kw_only=True):
+    capability_id: str
+    version: str | int
+    markdown: str
+    platform_capability_ids: list[str]
+    tool_bindings: list[ToolBinding]
+    missing_bindings: list[str]
+
+
+def capability_entry(e: catalog.CatalogEntry) -> CapabilityEntry:
+    return CapabilityEntry(
+        capability_id=e.capability_id, kind=e.kind, display_name=e.display_name,
+        when_to_use=list(e.when_to_use), version=e.version,
+        permissions=[CatalogPermission(code=p.code, granted=p.granted) for p in e.permissions]
+        if e.permissions is not None else UNSET,
+        protocol_tool=PROTOCOL_TOOL, protocol_input=ProtocolInput(capability_id=e.capability_id),
+    )
+
+
+def capability_protocol(p: catalog.Protocol) -> CapabilityProtocol:
+    return CapabilityProtocol(
+        capability_id=p.capability_id, version=p.version, markdown=p.markdown,
+        platform_capability_ids=list(p.platform_capability_ids),
+        tool_bindings=[tool_binding(b) for b in p.tool_bindings], missing_bindings=list(p.missing_bindings),
     )

@@ -1,0 +1,121 @@
+"""The capability catalog and protocols an agent host reads (API.md "Capability catalog and protocols"):
+one pair of functions for the HTTP routes and the MCP face (`list_capabilities`, `get_capability_protocol`).
+
+The catalog is a projection, never a maintained list: it is computed on every call from the user's switches,
+grants and capability status, so a change shows in the next call. It lists one kind of entry for both
+sources: the enabled built-in skills that have a host protocol (skills/protocols.py) and the user's
+**active** `user:` capabilities.
+
+DynamoDB requests per call (no Scan anywhere):
+- `list_catalog`: 2 = one BatchGetItem (the switches item and the user-scope grants of the offered
+  built-ins, by key) + one Query of the capabilities' sparse index (capability items only, no bindings).
+- `get_protocol` of a `user:` capability: 2 = GetItem of its name item + one Query of the capability with its
+  bindings; of a built-in: 1 GetItem (the switches).
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from msgspec import Struct
+
+from skillcore.capabilities import protocol as renderer
+from skillcore.capabilities.defences.narrowing import narrow
+from skillcore.capabilities.models import CAPABILITY_PREFIX, CapabilityStatus, ToolBinding
+from skillcore.db import grants as grant_store
+from skillcore.db import user_capabilities as store
+from skillcore.db import users
+from skillcore.db.dynamo import Db
+from skillcore.errors import Conflict, NotFound, RuleViolation
+from skillcore.policy.grants import GrantScope, same_major
+from skillcore.skills.builtin import Skills
+
+BUILTIN: Final = "builtin"
+USER: Final = "user"
+
+
+class CatalogDeps(Struct, frozen=True):
+    db: Db
+    skills: Skills
+
+
+class Permission(Struct, frozen=True):
+    code: str
+    granted: bool
+
+
+class CatalogEntry(Struct, frozen=True, kw_only=True):
+    capability_id: str
+    kind: Literal["builtin", "user"]
+    display_name: str
+    when_to_use: tuple[str, ...]
+    version: str | int  # a built-in's semver, a user capability's version number
+    permissions: tuple[Permission, ...] | None = None  # built-ins only
+
+
+class Protocol(Struct, frozen=True, kw_only=True):
+    capability_id: str
+    version: str | int
+    markdown: str
+    platform_capability_ids: tuple[str, ...]
+    tool_bindings: tuple[ToolBinding, ...]
+    missing_bindings: tuple[str, ...]
+
+
+def list_catalog(deps: CatalogDeps, user_id: str) -> list[CatalogEntry]:
+    offered = deps.skills.protocols()
+    keys = [grant_store.grant_key(user_id, p.manifest.skill_id, r.code, GrantScope.user())
+            for p in offered for r in p.manifest.permissions]
+    disabled, grants = grant_store.read_policy_state(deps.db, user_id, keys)
+    entries: list[CatalogEntry] = []
+    for p in offered:
+        if p.manifest.skill_id in disabled:
+            continue
+        granted = {g.permission_code for g in grants if g.active and g.skill_id == p.manifest.skill_id
+                   and g.scope.type is GrantScope.user().type and same_major(g.skill_version, p.manifest.version)}
+        entries.append(CatalogEntry(
+            capability_id=p.capability_id, kind=BUILTIN, display_name=p.display_name, when_to_use=p.when_to_use,
+            version=p.manifest.version,
+            permissions=tuple(Permission(r.code, r.code in granted) for r in p.manifest.permissions),
+        ))
+    for c in store.list_active_heads(deps.db, user_id):
+        entries.append(CatalogEntry(capability_id=c.capability_id, kind=USER, display_name=c.display_name,
+                                    when_to_use=c.when_to_use, version=c.version))
+    return entries
+
+
+def capability_not_found() -> NotFound:
+    return NotFound("capability not found")
+
+
+def not_active() -> Conflict:
+    """A draft's protocol without preview: 409 here (API.md), unlike deactivating a draft (422)."""
+    return Conflict("the capability is not active; its owner may preview it", code="capability_not_active")
+
+
+def get_protocol(
+    deps: CatalogDeps, user_id: str, capability_id: str, *, host_profile: str | None = None, preview: bool = False
+) -> Protocol:
+    """The protocol of one catalog entry, rendered now. Another user's capability is simply not found (the
+    read is inside the caller's partition), so `preview` can only ever show the caller's own draft."""
+    if capability_id.startswith(CAPABILITY_PREFIX):
+        capability = store.get_by_name(deps.db, user_id, capability_id[len(CAPABILITY_PREFIX):])
+        if capability is None:
+            raise capability_not_found()
+        if capability.status is not CapabilityStatus.ACTIVE and not preview:
+            raise not_active()
+        narrowed = narrow(capability, host_profile)
+        return Protocol(
+            capability_id=capability.capability_id, version=capability.version,
+            markdown=renderer.render_user(capability, narrowed, host_profile),
+            platform_capability_ids=narrowed.platform_capability_ids, tool_bindings=narrowed.tool_bindings,
+            missing_bindings=narrowed.missing_bindings,
+        )
+    offered = deps.skills.protocol(capability_id)
+    if offered is None:
+        raise capability_not_found()
+    if capability_id in users.get_disabled_skills(deps.db, user_id):
+        raise RuleViolation("this skill is disabled", code="skill_disabled")
+    return Protocol(capability_id=offered.capability_id, version=offered.manifest.version,
+                    markdown=renderer.render_builtin(offered), platform_capability_ids=(offered.capability_id,),
+                    tool_bindings=(), missing_bindings=())
