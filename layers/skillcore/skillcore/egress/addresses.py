@@ -89,9 +89,7 @@ def unwrap(address: IPAddress) -> list[IPAddress]:
     value = int(address)
     if address.ipv4_mapped is not None:
         found.append(address.ipv4_mapped)
-    elif address in NAT64:
-        found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
-    elif address in IPV4_COMPATIBLE and value > 1:
+    elif address in NAT64 or (address in IPV4_COMPATIBLE and value > 1):
         found.append(ipaddress.IPv4Address(value & 0xFFFFFFFF))
     elif address.sixtofour is not None:
         found.append(address.sixtofour)
@@ -105,12 +103,12 @@ def _reason_one(address: IPAddress) -> str | None:
     if address in METADATA:
         return "address_metadata"
     if isinstance(address, ipaddress.IPv4Address):
-        for network, reason in V4_NETWORKS:
-            if address in network:
+        for network4, reason in V4_NETWORKS:
+            if address in network4:
                 return reason
     else:
-        for network, reason in V6_NETWORKS:
-            if address in network:
+        for network6, reason in V6_NETWORKS:
+            if address in network6:
                 return reason
         if address in NAT64 or address in IPV4_COMPATIBLE or address.ipv4_mapped is not None:
             return None  # only a carrier: its IPv4 address decides (unwrap() gave it to the caller)

@@ -160,7 +160,7 @@ class EgressTransport(httpx2.AsyncBaseTransport):
             url=httpcore2.URL(scheme=b"https", host=self.destination.host.encode("ascii"),
                               port=self.destination.port, target=url.raw_path),
             headers=headers,
-            content=request.stream,  # type: ignore[arg-type]  # an AsyncByteStream, as in httpx2's own transport
+            content=request.stream,  # an AsyncByteStream, as in httpx2's own transport
             extensions={"timeout": {"connect": left, "read": left, "write": left, "pool": left}},
         )
         try:

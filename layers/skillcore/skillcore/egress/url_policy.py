@@ -62,7 +62,7 @@ def check_url(url: object, allowed_domains: Iterable[str]) -> Destination:
         raise Refused("fragment")
     if "?" in url:
         raise Refused("query")
-    if not url[:8].lower() == "https://":
+    if url[:8].lower() != "https://":
         scheme = url.split(":", 1)[0].lower() if ":" in url else ""
         raise Refused("scheme_not_https" if scheme and scheme != "https" else "malformed")
     authority = url[8:].split("/", 1)[0]
