@@ -5,7 +5,9 @@
   connects to those addresses in order. TLS still uses the host name for SNI and the certificate check
   (httpcore passes the origin's host as `server_hostname`), and `Host` is set from it.
 - A request for any other scheme, host or port is refused (`other_destination`): even a client configured to
-  follow redirects cannot leave. A 3xx answer is an `UpstreamError("redirect")`; nothing follows it.
+  follow redirects cannot leave. A 3xx answer is an `UpstreamError("redirect")`; nothing follows it. This is
+  the transport's job, not the client's: the MCP SDK (mcp 2.3 `streamable_http_client`) follows same-origin
+  redirects itself and does not consult the client's `follow_redirects`.
 - No proxy (the pool is built here, not from the environment), HTTP/1.1, no retries.
 - One `Deadline` for the whole call (every request, connection and body read of it): each step gets what
   remains of it, and the step runs under `anyio.fail_after`, so a server that trickles bytes is cut at the
