@@ -278,7 +278,7 @@ def test_without_the_local_ca_the_certificate_is_not_trusted(server: Server, set
     assert error.value.reason == "tls"
 
 
-def test_the_allowed_address_also_passes_ipv4_mapped(server: Server, settings: EgressSettings) -> None:
+def test_the_allowed_address_wrapped_in_ipv6_is_not_the_allowed_address(server: Server, settings: EgressSettings) -> None:
     # ::ffff:127.x.y.z is the allowed address wrapped: it is still loopback and not the listed address.
     with pytest.raises(Refused) as refused:
         get("https://wrapped.mcp.test/ok", settings)
