@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from skillcore.egress.settings import LOCAL_VARIABLES as EGRESS_LOCAL_VARIABLES
 from skillcore.settings import TABLES
 from skillcore_local.template import ROOT, load_template, table_resources
 
@@ -349,6 +350,32 @@ def settings_table_problems(template: Template) -> list[str]:
     return problems
 
 
+# Honoured only in the local stack and tests (skillcore/egress/settings.py): the template sets none of them, nor
+# SKILLS_LOCAL, the flag that turns them on.
+LOCAL_ONLY_VARIABLES = ("SKILLS_LOCAL", *EGRESS_LOCAL_VARIABLES)
+
+
+def local_only_problems(template: Template) -> list[str]:
+    """Every place in the template (any function's Environment, Globals, parameters, strings) that names one."""
+    problems: list[str] = []
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if key in LOCAL_ONLY_VARIABLES:
+                    problems.append(f"{where}.{key}: a local-only setting")
+                walk(item, f"{where}.{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{where}[{index}]")
+        elif isinstance(value, str):
+            problems.extend(f"{where}: mentions {name}" for name in LOCAL_ONLY_VARIABLES
+                            if re.search(rf"\b{name}\b", value))
+
+    walk(template, "template")
+    return problems
+
+
 def bedrock_problems(template: Template) -> list[str]:
     problems = []
     granted: set[str] = set()
@@ -457,6 +484,10 @@ def test_table_variables_reference_declared_tables(template: Template) -> None:
 
 def test_every_table_the_settings_read_is_passed_in_by_the_template(template: Template) -> None:
     assert settings_table_problems(template) == []
+
+
+def test_the_template_sets_no_local_only_setting(template: Template) -> None:
+    assert local_only_problems(template) == []
 
 
 def test_bedrock_is_scoped_to_the_model_parameter(template: Template) -> None:
@@ -601,6 +632,19 @@ def test_an_unguarded_use_of_a_conditional_resource_is_found(template: Template)
     assert condition_problems(template) == [
         "Outputs.JwtAudienceId: uses UserPoolClient outside Condition UseCognito",
         "Outputs.UserPoolId: uses UserPool outside Condition UseCognito",
+    ]
+
+
+def test_a_local_only_setting_in_the_template_is_found(template: Template) -> None:
+    template["Resources"]["RpcFunction"]["Properties"].setdefault("Environment", {}).setdefault("Variables", {})[
+        "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES"] = "10.0.0.1"
+    template["Globals"]["Function"]["Environment"]["Variables"]["SKILLS_LOCAL"] = "1"
+    template["Outputs"]["Note"] = {"Value": {"Fn::Sub": "SKILLS_LOCAL_HOSTED_RESOLVE=a=${AWS::Region}"}}
+    assert local_only_problems(template) == [
+        "template.Globals.Function.Environment.Variables.SKILLS_LOCAL: a local-only setting",
+        "template.Resources.RpcFunction.Properties.Environment.Variables.SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES: "
+        "a local-only setting",
+        "template.Outputs.Note.Value.Fn::Sub: mentions SKILLS_LOCAL_HOSTED_RESOLVE",
     ]
 
 
