@@ -228,7 +228,7 @@ def test_binding_schema_error_at_its_path_then_used_by_a_step(page: Page, stack:
     form.get_by_label("输入 Schema（JSON）", exact=True).fill("{not json")
     form.get_by_role("button", name="添加绑定").click()
     expect(form.get_by_test_id("schema-errors")).to_contain_text("不是有效的 JSON")
-    schema = {
+    schema: dict[str, Any] = {
         "type": "object",
         "properties": {"title": {"type": "string", "pattern": "^[a-z]+$"}, "body": {"type": "string"}},
         "required": ["title"],
