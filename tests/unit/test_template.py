@@ -64,11 +64,17 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("PUT", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("DELETE", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("GET", "/rpc/admin/audit-events"),
+    ("GET", "/rpc/approvals"),
+    ("POST", "/rpc/approvals/{approvalId}"),
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
 # Which function serves a contract route; every other contract route is RpcFunction's.
-ROUTE_OWNERS = {("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction"}
+ROUTE_OWNERS = {
+    ("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction",
+    ("GET", "/rpc/approvals"): "HostedFunction",
+    ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
+}
 BEDROCK_FUNCTIONS = {"ChatTurnFunction", "ScanFunction"}  # chat turns and automation runs call the model
 # DynamoDB item-level actions a function may be granted. TransactWriteItems/TransactGetItems are not IAM
 # actions: transactions are authorised per item by PutItem/UpdateItem/DeleteItem/ConditionCheckItem/GetItem.

@@ -94,8 +94,10 @@ export function Loaded({ state, children }) {
 }
 
 // A real switch: a button with role="switch" and aria-checked, labelled, keyboard-operable (Space/Enter).
-export function Switch({ id, checked, label, describedBy, disabled, onChange }) {
+// Other attributes (data-*, aria-busy) go onto the button as given.
+export function Switch({ id, checked, label, describedBy, disabled, onChange, ...rest }) {
   return html`<button
+    ...${rest}
     type="button"
     role="switch"
     id=${id}

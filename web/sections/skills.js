@@ -3,6 +3,7 @@
 import { listAll, patch } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
+import { permissionName, riskName, skillDescription, skillName } from "../lib/names.js";
 import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../lib/ui.js";
 
 register({
@@ -45,10 +46,11 @@ function SkillCard({ skill, onChange }) {
   const toggle = (enabled) =>
     action.run(async () => onChange(await patch(`/skills/${encodeURIComponent(skill.skillId)}`, { enabled })));
   const headingId = `skill-${skill.skillId}`;
+  const name = skillName(skill);
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <div class="row">
       <div class="grow">
-        <h2 id=${headingId}>${skill.name} <span class="meta"><code>${skill.skillId}</code></span></h2>
+        <h2 id=${headingId}><span data-testid="skill-name">${name}</span> <span class="meta"><code>${skill.skillId}</code></span></h2>
         <p class="meta">
           ${t("skills.kind")}: <span class="tag" data-testid="kind">${t(`kind.${skill.kind}`)}</span>
           · ${t("skills.version")}: <span data-testid="version">${skill.version}</span>
@@ -57,18 +59,19 @@ function SkillCard({ skill, onChange }) {
       <${Switch}
         id=${`enable-${skill.skillId}`}
         checked=${skill.enabled}
-        label=${t("skills.enabled", { name: skill.name })}
+        label=${t("skills.enabled", { name })}
         disabled=${action.busy}
         onChange=${toggle}
       />
     </div>
-    <p>${skill.description}</p>
+    <p>${skillDescription(skill)}</p>
     <p class="meta">
       ${t("skills.permissions")}:
       ${skill.permissions.length === 0
         ? ` ${t("skills.noPermission")}`
         : skill.permissions.map(
-            (p) => html` <span class="tag risk-${p.riskLevel}"><code>${p.code}</code> ${p.riskLevel}</span>`,
+            (p) =>
+              html` <span class="tag risk-${p.riskLevel}" title=${permissionName(p.code)}><code>${p.code}</code> ${riskName(p.riskLevel)}</span>`,
           )}
       ${skill.permissions.length > 0 &&
       html` · <a href=${`#/permissions?skill=${encodeURIComponent(skill.skillId)}`}>${t("skills.managePermissions")}</a>`}
