@@ -5,6 +5,8 @@ from skillcore import init_phase
 
 init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
 
+import functools
+
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
@@ -16,9 +18,12 @@ from skillcore.api import (
     routes_skills,
 )
 from skillcore.api.app import new_app
+from skillcore.capabilities import offline_drafter
+from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
+from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
 from skillcore.services.automation import default_job_op
 from skillcore.services.profile import ProfileDeps
@@ -37,8 +42,14 @@ routes_background.register(routes, skill_deps)
 routes_skills.register(routes, skill_deps)
 routes_automation.register(routes, skill_deps)
 capability_deps = CapabilityDeps(db=db, registered=frozenset(m.skill_id for m in SKILLS.manifests()))
+# The draft generator's model (offline: the deterministic drafter), built on the first draft request. A
+# proposal of 20 steps is a few thousand tokens of tool input, more than a chat reply's budget.
+draft_model = functools.cache(lambda: make_model(settings, read_timeout=DRAFT_READ_TIMEOUT_S,
+                                                 tool_planner=offline_drafter.plan))
+draft_deps = DraftDeps(capabilities=capability_deps, model=draft_model,
+                       max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))
 routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(capabilities=capability_deps,
-                                                                            clock=system_clock))
+                                                                            clock=system_clock, drafts=draft_deps))
 # The ChatTurnFunction's route (template.yaml): a 405 on that path must still list POST in its Allow.
 routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
 

@@ -185,6 +185,19 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert rpc(cap("POST", f"{base}/deactivate", {"expectedVersion": 6}))[0] == 200
     assert rpc(cap("DELETE", base))[0] == 204
 
+    # Creating a capability by conversation: start, generate (answering the binding gap), confirm, and a
+    # stale confirm (draft_revision_conflict).
+    description = ("name: evening_notes\nwhen to use: end of day\ngoal: Write down the day\n"
+                   "steps: 1. use tool notes on laptop: Append the summary\ndone when: It is written")
+    status, draft = rpc(cap("POST", "/rpc/user-capability-drafts", {"description": description}))
+    assert status == 201
+    drafts = f"/rpc/user-capability-drafts/{draft['draftId']}"
+    answer = {"gapId": draft["gaps"][0]["gapId"], "binding": {k: binding[k] for k in (
+        "name", "hostProfile", "mcpServerId", "mcpToolName", "inputSchema")}}
+    assert rpc(cap("POST", f"{drafts}/generate", {"answers": [answer]}))[0] == 200
+    assert rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))[0] == 201
+    assert rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))[0] == 409
+
     # Approvals (HostedFunction): one asked for as a hosted call would, listed, decided, refused the second time.
     from skillcore.approvals import service as approvals
     from skillcore.db.dynamo import make_db

@@ -116,4 +116,5 @@ def test_capability_actions_are_audit_actions() -> None:
         "user_capability.create", "user_capability.update", "user_capability.activate",
         "user_capability.deactivate", "user_capability.delete", "user_capability.binding.create",
         "user_capability.binding.update", "user_capability.binding.delete",
+        "user_capability.draft.start", "user_capability.draft.generate", "user_capability.draft.confirm",
     }

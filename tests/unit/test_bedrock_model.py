@@ -34,6 +34,7 @@ from skillcore.model.port import (
     ModelRequest,
     SystemBlock,
     ToolCall,
+    ToolChoice,
     ToolResult,
     ToolSpec,
     render_system_text,
@@ -667,3 +668,57 @@ def test_importing_the_factory_does_not_load_boto3() -> None:
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
 
     assert out.stdout.strip() == "[]"
+
+
+# -- forced tool choice (the capability draft generator) -------------------------------------------
+
+def test_a_forced_tool_choice_is_sent_as_tool_config_tool_choice(model: BedrockModel, stubber: Stubber) -> None:
+    request = ModelRequest(system=SYSTEM, messages=(user("draft it"),), tools=(NOTES_TOOL,),
+                           tool_choice=ToolChoice.tool("recall_notes"))
+    params = {
+        "modelId": MODEL_ID, "messages": [{"role": "user", "content": [{"text": "draft it"}]}],
+        "inferenceConfig": {"maxTokens": 512}, "system": [{"text": render_system_text(SYSTEM)}],
+        "toolConfig": {**NOTES_TOOL_CONFIG, "toolChoice": {"tool": {"name": "recall_notes"}}},
+    }
+    reply = converse_response([{"toolUse": {"toolUseId": "t1", "name": "recall_notes", "input": {"query": "x"}}}],
+                              stop_reason="tool_use")
+    expect_converse(stubber, model, request, reply, params)
+    response = model.converse(request)
+    assert response.tool_calls == (ToolCall(call_id="t1", name="recall_notes", input={"query": "x"}),)
+
+
+@pytest.mark.parametrize(("choice", "wire"), [(ToolChoice("any"), {"any": {}}), (ToolChoice("auto"), {"auto": {}})])
+def test_any_and_auto_tool_choices(model: BedrockModel, choice: ToolChoice, wire: dict[str, Any]) -> None:
+    request = ModelRequest(system=(), messages=(user("hi"),), tools=(NOTES_TOOL,), tool_choice=choice)
+    assert model.converse_params(request)["toolConfig"]["toolChoice"] == wire
+
+
+def test_a_forced_tool_that_is_not_offered_is_refused_before_any_call(model: BedrockModel, stubber: Stubber) -> None:
+    for request in (
+        ModelRequest(system=(), messages=(user("hi"),), tools=(NOTES_TOOL,), tool_choice=ToolChoice.tool("other")),
+        ModelRequest(system=(), messages=(user("hi"),), tool_choice=ToolChoice("any")),
+    ):
+        with pytest.raises(ModelError, match="invalid_request"):
+            model.converse(request)
+
+
+def test_the_draft_generators_request_is_valid_for_the_converse_service_model(
+    model: BedrockModel, stubber: Stubber
+) -> None:
+    """The whole drafter request, schema and all, passes botocore's parameter validation (the Stubber
+    validates expected calls against the service model) and its forced tool answer is the draft."""
+    from skillcore.capabilities import drafter
+
+    inputs = drafter.DraftInputs(description="name: morning_review", answers=(), bindings=(),
+                                 registered=frozenset({"memory-recall"}))
+    request = drafter.model_request(inputs)
+    params = model.converse_params(request)
+    assert params["toolConfig"]["toolChoice"] == {"tool": {"name": drafter.PROPOSE_TOOL}}
+    assert "never invent a tool binding" in params["system"][0]["text"].lower()
+    proposal = {"gaps": [{"path": "/workflow/steps", "kind": "missing_info", "question": "What are the steps?"}]}
+    stubber.add_response("converse", converse_response(
+        [{"toolUse": {"toolUseId": "t1", "name": drafter.PROPOSE_TOOL, "input": proposal}}], stop_reason="tool_use"),
+        expected_params=params)
+    generated = drafter.generate(model, inputs)
+    assert generated.proposal is None
+    assert [(g.path, g.question) for g in generated.gaps] == [("/workflow/steps", "What are the steps?")]

@@ -27,10 +27,6 @@ NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
     # Capability catalog and protocols
     ("GET", "/rpc/capabilities"),
     ("GET", "/rpc/capabilities/protocol"),
-    # Creating a capability by conversation
-    ("POST", "/rpc/user-capability-drafts"),
-    ("POST", "/rpc/user-capability-drafts/{}/generate"),
-    ("POST", "/rpc/user-capability-drafts/{}/confirm"),
     # Hosted external workflows
     ("POST", "/rpc/hosted-endpoints"),
     ("GET", "/rpc/hosted-endpoints"),

@@ -63,6 +63,9 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings"),
     ("PUT", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("DELETE", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
+    ("POST", "/rpc/user-capability-drafts"),
+    ("POST", "/rpc/user-capability-drafts/{draftId}/generate"),
+    ("POST", "/rpc/user-capability-drafts/{draftId}/confirm"),
     ("GET", "/rpc/admin/audit-events"),
     ("GET", "/rpc/approvals"),
     ("POST", "/rpc/approvals/{approvalId}"),
@@ -75,7 +78,8 @@ ROUTE_OWNERS = {
     ("GET", "/rpc/approvals"): "HostedFunction",
     ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
 }
-BEDROCK_FUNCTIONS = {"ChatTurnFunction", "ScanFunction"}  # chat turns and automation runs call the model
+# Chat turns, automation runs and the capability draft generator call the model.
+BEDROCK_FUNCTIONS = {"ChatTurnFunction", "RpcFunction", "ScanFunction"}
 # DynamoDB item-level actions a function may be granted. TransactWriteItems/TransactGetItems are not IAM
 # actions: transactions are authorised per item by PutItem/UpdateItem/DeleteItem/ConditionCheckItem/GetItem.
 DYNAMODB_ITEM_ACTIONS = {
@@ -580,14 +584,13 @@ def test_an_unscoped_bedrock_grant_is_found(template: Template) -> None:
     template["Resources"]["ScanFunction"]["Properties"]["Policies"] = [
         {"Statement": [{"Effect": "Allow", "Action": ["bedrock:*"], "Resource": "*"}]}
     ]
-    template["Resources"]["RpcFunction"]["Properties"]["Policies"][0]["Statement"].append(
-        {"Effect": "Allow", "Action": "bedrock:InvokeModel", "Resource": "*"}
-    )
+    rpc = template["Resources"]["RpcFunction"]["Properties"]["Policies"][0]
+    rpc["Statement"] = [s for s in rpc["Statement"] if s["Action"] != "bedrock:InvokeModel"]
     problems = bedrock_problems(template)
     assert "ChatTurnFunction: Bedrock grant on '*' is not scoped to BedrockModelId" in problems
     assert any(p.startswith("ChatTurnFunction: Bedrock grant on {'Fn::Sub': 'arn:${AWS::Partition}:bedrock:*::") for p in problems)
     assert "ScanFunction: Bedrock actions ['bedrock:*'], expected only bedrock:InvokeModel" in problems
-    assert "Bedrock granted to ['ChatTurnFunction', 'RpcFunction', 'ScanFunction'], expected ['ChatTurnFunction', 'ScanFunction']" in problems
+    assert "Bedrock granted to ['ChatTurnFunction', 'ScanFunction'], expected ['ChatTurnFunction', 'RpcFunction', 'ScanFunction']" in problems
 
 
 def test_an_unguarded_use_of_a_conditional_resource_is_found(template: Template) -> None:

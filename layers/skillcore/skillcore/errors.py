@@ -37,6 +37,12 @@ def invalid_cursor() -> RuleViolation:
     return RuleViolation("cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]})
 
 
+class UpstreamError(DomainError):
+    """A service skillcore depends on answered badly or not at all (the model behind the draft generator)."""
+
+    code = "upstream_error"
+
+
 class BadRequest(DomainError):
     code = "bad_request"
 

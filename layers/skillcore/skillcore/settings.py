@@ -31,6 +31,7 @@ TABLES = (
     "automation_runs",
     "user_capabilities",
     "approvals",
+    "capability_drafts",
 )
 
 
@@ -51,6 +52,7 @@ class TableNames(Struct, frozen=True, kw_only=True):
     automation_runs: str
     user_capabilities: str
     approvals: str
+    capability_drafts: str
 
 
 MODELS = ("offline", "bedrock")

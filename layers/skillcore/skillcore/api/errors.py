@@ -23,6 +23,7 @@ STATUS: dict[type[errors.DomainError], int] = {
     errors.Conflict: 409,
     errors.PayloadTooLarge: 413,
     errors.RuleViolation: 422,
+    errors.UpstreamError: 502,
 }
 
 
@@ -95,3 +96,6 @@ CAPABILITY_NOT_ACTIVE = Documented(422, "capability_not_active")
 
 # Per-operation approvals (API.md "Approvals").
 APPROVAL_NOT_PENDING = Documented(409, "approval_not_pending")
+DRAFT_REVISION_CONFLICT = Documented(409, "draft_revision_conflict")
+DRAFT_HAS_GAPS = Documented(422, "draft_has_gaps")
+UPSTREAM_ERROR = Documented(502, "upstream_error")

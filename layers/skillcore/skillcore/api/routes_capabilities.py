@@ -1,7 +1,8 @@
-"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities").
+"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities"), and their
+creation by conversation (API.md "Creating a capability by conversation").
 
-Thin: each handler calls one function of capabilities/service.py, the same the MCP face and the creation
-flow call.
+Thin: each handler calls one function of capabilities/service.py or capabilities/drafts.py, the same the MCP
+face calls.
 """
 
 from __future__ import annotations
@@ -11,32 +12,37 @@ from msgspec import Struct
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes
 from skillcore.api.requests.capabilities import (
+    ConfirmDraft,
     CreateUserCapability,
     ExpectedVersion,
     ExpectedVersionQuery,
+    GenerateDraft,
+    StartDraft,
     ToolBindingChange,
     UpdateUserCapability,
     UserCapabilityQuery,
 )
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
-from skillcore.capabilities import service
+from skillcore.capabilities import drafts, service
+from skillcore.capabilities.drafts import DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import Clock
 
 DEFENCES = (e.UNSAFE_TEXT, e.UNKNOWN_REFERENCE, e.SCHEMA_NOT_ALLOWED)
 EDIT = (e.CAPABILITY_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE)
+CREATE = (e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES, e.CONCURRENT_UPDATE)
 
 
 class CapabilityRouteDeps(Struct, frozen=True):
     capabilities: CapabilityDeps
     clock: Clock
+    drafts: DraftDeps
 
 
 def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
     @routes.route("POST", "/rpc/user-capabilities", body=CreateUserCapability, response=views.UserCapability,
-                  status=201, errors=(e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES,
-                          e.CONCURRENT_UPDATE))
+                  status=201, errors=CREATE)
     def create_user_capability(caller: Caller, body: CreateUserCapability) -> views.UserCapability:
         """Create a capability (status draft, version 1) with its bindings, in one transaction."""
         return views.user_capability(service.create(deps.capabilities, caller.user_id, body, now=deps.clock()))
@@ -115,3 +121,27 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         """Remove a binding no step uses from a draft."""
         service.delete_binding(deps.capabilities, caller.user_id, userCapabilityId, name, expected_version=query.expected_version,
                                now=deps.clock())
+
+    @routes.route("POST", "/rpc/user-capability-drafts", body=StartDraft, response=views.CapabilityDraft, status=201,
+                  errors=(e.UPSTREAM_ERROR,))
+    def start_capability_draft(caller: Caller, body: StartDraft) -> views.CapabilityDraft:
+        """start_create: a draft from a description, generated once (revision 1, kept 24 h)."""
+        return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, body, now=deps.clock()))
+
+    @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/generate", body=GenerateDraft,
+                  response=views.CapabilityDraft,
+                  errors=(e.DRAFT_REVISION_CONFLICT, e.SCHEMA_NOT_ALLOWED, e.QUOTA_EXCEEDED, e.UPSTREAM_ERROR))
+    def generate_capability_draft(
+        caller: Caller, draftId: str, body: GenerateDraft  # noqa: N803
+    ) -> views.CapabilityDraft:
+        """generate_draft: the answers added and the draft generated again (revision + 1)."""
+        return views.capability_draft(drafts.generate_draft(deps.drafts, caller.user_id, draftId, body,
+                                                            now=deps.clock()))
+
+    @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/confirm", body=ConfirmDraft,
+                  response=views.UserCapability, status=201,
+                  errors=(e.DRAFT_REVISION_CONFLICT, e.DRAFT_HAS_GAPS, *CREATE))
+    def confirm_capability_draft(caller: Caller, draftId: str, body: ConfirmDraft) -> views.UserCapability:  # noqa: N803
+        """confirm_draft: the proposal becomes a capability (status draft), the draft confirmed, at once."""
+        return views.user_capability(drafts.confirm_draft(deps.drafts, caller.user_id, draftId, body,
+                                                          now=deps.clock()))

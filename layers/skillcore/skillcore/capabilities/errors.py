@@ -53,3 +53,23 @@ def quota_exceeded(quota: str, limit: int) -> QuotaExceeded:
 def defence_error(code: str, message: str, errors: list[dict[str, Any]]) -> RuleViolation:
     """One of the structural defences refused the input: `unsafe_text`, `unknown_reference`, `schema_not_allowed`."""
     return RuleViolation(message, code=code, details={"errors": errors})
+
+
+# -- drafts (API.md "Creating a capability by conversation") -----------------------------------------
+
+def draft_not_found() -> NotFound:
+    return NotFound("capability draft not found")
+
+
+def draft_revision_conflict(current: int, status: str, user_capability_id: str | None = None) -> Conflict:
+    """The draft is not open at the revision given: another generate or confirm moved it on, or it expired.
+    `details` says where it is now (and, once confirmed, which capability it became)."""
+    details: dict[str, Any] = {"currentRevision": current, "status": status}
+    if user_capability_id:
+        details["userCapabilityId"] = user_capability_id
+    return Conflict("the draft is not open at that revision", code="draft_revision_conflict", details=details)
+
+
+def draft_has_gaps(gaps: list[dict[str, str]]) -> RuleViolation:
+    return RuleViolation("the draft still has open questions; answer them with generate first",
+                         code="draft_has_gaps", details={"gaps": gaps})

@@ -92,3 +92,74 @@ class UserCapability(Frozen, frozen=True, kw_only=True):
 
     def binding(self, name: str) -> ToolBinding | None:
         return next((b for b in self.tool_bindings if b.name == name), None)
+
+
+# -- creation by conversation (API.md "Creating a capability by conversation") ---------------------------
+
+DRAFT_LIFETIME_HOURS = 24
+
+
+class DraftStatus(StrEnum):
+    OPEN = "open"
+    CONFIRMED = "confirmed"
+    EXPIRED = "expired"  # never stored: an open draft read at or after its expiresAt
+
+
+class GapKind(StrEnum):
+    MISSING_BINDING = "missing_binding"
+    UNKNOWN_CAPABILITY = "unknown_capability"
+    MISSING_INFO = "missing_info"
+
+
+class Gap(Frozen, frozen=True, kw_only=True):
+    """What the draft still needs, asked as a question; `path` is the JSON Pointer into the create body the
+    answer fills (for a removed step, the index it had in the proposal the model made)."""
+
+    gap_id: str
+    path: str
+    kind: GapKind
+    question: str
+
+
+class DraftAnswer(Frozen, frozen=True, kw_only=True):
+    """What the user answered, kept with the gap it answered (the next generation reads the question too)."""
+
+    path: str
+    kind: GapKind
+    question: str
+    text: str | None = None
+    binding_name: str | None = None
+
+
+class Draft(Frozen, frozen=True, kw_only=True):
+    """A capability being created by conversation, kept 24 h. `revision` is its optimistic lock.
+
+    `bindings` are the tool bindings the user gave in answers, as their request bodies (camelCase), by name;
+    they are the only bindings a proposal ever carries. `proposal` is the create body without its
+    `toolBindings` (those are `bindings`, added when the draft is shown or confirmed), or None."""
+
+    user_id: str
+    draft_id: str
+    revision: int
+    status: DraftStatus  # open or confirmed as stored; see `status_at`
+    description: str
+    answers: tuple[DraftAnswer, ...]
+    bindings: tuple[dict[str, Any], ...]
+    proposal: dict[str, Any] | None
+    gaps: tuple[Gap, ...]
+    created_at: datetime
+    updated_at: datetime
+    expires_at: datetime
+    user_capability_id: str | None = None
+
+    def status_at(self, now: datetime) -> DraftStatus:
+        """TTL deletion is lazy (up to days late), so an open draft past its time is expired whatever the table
+        still holds."""
+        if self.status is DraftStatus.OPEN and now >= self.expires_at:
+            return DraftStatus.EXPIRED
+        return self.status
+
+    def full_proposal(self) -> dict[str, Any] | None:
+        if self.proposal is None:
+            return None
+        return {**self.proposal, "toolBindings": [dict(b) for b in self.bindings]}

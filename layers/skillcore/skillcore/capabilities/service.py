@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -194,8 +194,14 @@ def list_capabilities(
     return store.list_for_user(deps.db, user_id, status=status, limit=limit, cursor=cursor)
 
 
-def create(deps: CapabilityDeps, user_id: str, body: CreateUserCapability, *, now: datetime) -> UserCapability:
-    """A new `draft` at version 1 with its bindings, name and quota unit, in one transaction."""
+def create(
+    deps: CapabilityDeps, user_id: str, body: CreateUserCapability, *, now: datetime,
+    extra: Callable[[UserCapability], Sequence[Op]] | None = None,
+) -> UserCapability:
+    """A new `draft` at version 1 with its bindings, name and quota unit, in one transaction. `extra` gives
+    the caller's own operations for that transaction from the capability about to be written (the creation
+    flow's draft confirmation); when one of their conditions fails, the store re-raises the TransactionFailed
+    for the caller to translate, before it looks at the name or the quota."""
     names = [b.name for b in body.tool_bindings]
     if len(set(names)) != len(names):
         raise errors.binding_name_taken()
@@ -208,7 +214,8 @@ def create(deps: CapabilityDeps, user_id: str, body: CreateUserCapability, *, no
     )
     _defend(deps, capability, AuditAction.USER_CAPABILITY_CREATE, now)
     store.create(deps.db, capability, backoff=CREATE_BACKOFF,
-                 extra=[_audit_op(deps.db, _event(capability, AuditAction.USER_CAPABILITY_CREATE, now))])
+                 extra=[_audit_op(deps.db, _event(capability, AuditAction.USER_CAPABILITY_CREATE, now)),
+                        *(extra(capability) if extra else ())])
     return capability
 
 

@@ -68,6 +68,7 @@ NAME = "name#"
 QUOTA_SK = "quota"
 QUOTA_ATTR = "capabilities"
 BATCH_KEYS = 100  # BatchGetItem's limit
+OWN_OPS = frozenset({"capability", "binding", "name", "quota", "audit"})
 
 
 def capability_sk(user_capability_id: str) -> str:
@@ -415,6 +416,8 @@ def create(db: Db, capability: UserCapability, *, extra: Sequence[Op] = (), back
     try:
         _commit(db, ops, backoff)
     except TransactionFailed as failed:
+        if any(failed.failed(op.name) for op in extra if op.name not in OWN_OPS):
+            raise  # the caller's own precondition (a draft's revision) lost: the caller answers, and first
         if failed.failed("name"):
             raise errors.name_taken() from failed
         if failed.failed("quota"):

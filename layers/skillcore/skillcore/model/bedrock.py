@@ -26,6 +26,7 @@ from skillcore.model.port import (
     ModelRequest,
     ModelResponse,
     ToolCall,
+    ToolChoice,
     ToolResult,
     ToolSpec,
     render_system_text,
@@ -90,6 +91,10 @@ class BedrockModel:
         if system:  # a system text block must not be empty
             params["system"] = [{"text": system}]
         tools = tool_config(request.tools, messages)
+        if request.tool_choice is not None:
+            if not request.tools:
+                raise ModelError("invalid_request")  # a choice among no tools has no Converse form
+            tools = {**(tools or {}), "toolChoice": tool_choice(request.tool_choice, request.tools)}
         if tools is not None:
             params["toolConfig"] = tools
         return params
@@ -185,6 +190,18 @@ def tool_config(tools: Sequence[ToolSpec], messages: Iterable[WireMessage]) -> d
             for name in used
         ]
     }
+
+
+def tool_choice(choice: ToolChoice, tools: Sequence[ToolSpec]) -> Block:
+    """Converse `toolConfig.toolChoice`: `{"auto": {}}`, `{"any": {}}` or `{"tool": {"name"}}`. A forced tool
+    must be one of the offered ones (Converse would refuse it with a ValidationException that quotes it)."""
+    if choice.mode == "tool":
+        if choice.name not in {tool.name for tool in tools}:
+            raise ModelError("invalid_request")
+        return {"tool": {"name": choice.name}}
+    if choice.mode == "any":
+        return {"any": {}}
+    return {"auto": {}}
 
 
 def _tool_spec(tool: ToolSpec) -> Block:

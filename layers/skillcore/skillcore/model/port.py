@@ -24,6 +24,7 @@ class BlockKind(StrEnum):
     NOTICE = "notice"            # something the agent must tell the user (e.g. grant missing)
     AUTOMATION = "automation"    # a hidden automation task's framing
     TRANSCRIPT = "transcript"    # earlier conversation lines given as data (facts: "user: ..." / "assistant: ...")
+    DRAFTER = "drafter"          # the capability draft generator's fixed instructions (capabilities/drafter.py)
 
 
 class SystemBlock(Struct, frozen=True):
@@ -60,11 +61,25 @@ class ToolSpec(Struct, frozen=True):
     input_schema: dict[str, Any]
 
 
+class ToolChoice(Struct, frozen=True):
+    """How the model may use the offered tools: `auto` (it decides; the default when this is absent), `any`
+    (it must call one of them) or `tool` (it must call the one named). A forced choice makes the answer the
+    tool's input, i.e. structured data to validate, never prose to parse."""
+
+    mode: Literal["auto", "any", "tool"]
+    name: str = ""
+
+    @classmethod
+    def tool(cls, name: str) -> ToolChoice:
+        return cls("tool", name)
+
+
 class ModelRequest(Struct, frozen=True):
     system: tuple[SystemBlock, ...]
     messages: tuple[ChatMessage, ...]
     tools: tuple[ToolSpec, ...] = ()
     max_tokens: int | None = None
+    tool_choice: ToolChoice | None = None
 
 
 class ModelResponse(Struct, frozen=True):

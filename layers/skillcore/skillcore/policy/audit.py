@@ -49,6 +49,11 @@ class AuditAction(StrEnum):
     # Hosted external workflows: target_id the approval's id; the endpoint, tool and argument digest in the
     # metadata, never the arguments.
     HOSTED_ENDPOINT_APPROVAL = "hosted_endpoint.approval"
+    # Creation by conversation (capabilities/drafts.py): skill_id is "user_capability_draft", target_id the
+    # draftId, skill_version the draft's revision after the change.
+    USER_CAPABILITY_DRAFT_START = "user_capability.draft.start"
+    USER_CAPABILITY_DRAFT_GENERATE = "user_capability.draft.generate"
+    USER_CAPABILITY_DRAFT_CONFIRM = "user_capability.draft.confirm"
 
 
 class Decision(StrEnum):
@@ -61,11 +66,12 @@ class Decision(StrEnum):
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools", "platform_capability_ids",
-               "binding_names", "defence_rules")
+               "binding_names", "defence_rules", "gap_kinds")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
-          "host_profile", "status", "endpoint_id")
+          "host_profile", "status", "endpoint_id", "user_capability_id")
 _DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256")
-_COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count")
+_COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count",
+           "draft_revision", "gap_count", "answer_count")
 
 
 def _check_code(name: str, value: object) -> None:
@@ -106,6 +112,12 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     defence_rules: tuple[str, ...] = ()
     # Hosted external workflows: the endpoint's id (never its URL or host).
     endpoint_id: str | None = None
+    # Capability drafts: the revision, counts and the gaps' kinds; never the description, an answer or a question.
+    draft_revision: int | None = None
+    gap_count: int | None = None
+    gap_kinds: tuple[str, ...] = ()
+    answer_count: int | None = None
+    user_capability_id: str | None = None
 
     def __post_init__(self) -> None:
         for name in _CODE_LISTS:

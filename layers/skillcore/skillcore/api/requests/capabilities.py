@@ -6,7 +6,7 @@ their answers are rule codes (`unsafe_text`, `unknown_reference`, `schema_not_al
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_validator
 
 from skillcore.api.requests import INTEGRAL, NOT_BLANK, Paging, Strict, not_blank
 from skillcore.capabilities.models import MAX_BINDINGS_PER_CAPABILITY, MAX_STEPS, CapabilityStatus
@@ -111,3 +111,39 @@ class ExpectedVersionQuery(BaseModel):
 
 class UserCapabilityQuery(Paging):
     status: CapabilityStatus | None = None
+
+
+# -- creation by conversation (API.md "Creating a capability by conversation") -------------------------
+
+MAX_ANSWERS = 20
+
+
+class StartDraft(Strict):
+    description: str = Field(min_length=1, max_length=2000, json_schema_extra=NOT_BLANK)
+
+    _text = field_validator("description")(not_blank)
+
+
+class DraftAnswerInput(Strict):
+    gap_id: str = Field(min_length=1, max_length=64)
+    text: str | None = Field(default=None, min_length=1, max_length=500, json_schema_extra=NOT_BLANK)
+    binding: ToolBindingInput | None = None
+
+    @field_validator("text")
+    @classmethod
+    def _text(cls, value: str | None) -> str | None:
+        return None if value is None else not_blank(value)
+
+    @model_validator(mode="after")
+    def _something(self) -> "DraftAnswerInput":
+        if self.text is None and self.binding is None:
+            raise ValueError("an answer needs a text or a binding")
+        return self
+
+
+class GenerateDraft(Strict):
+    answers: list[DraftAnswerInput] = Field(default_factory=list, max_length=MAX_ANSWERS)
+
+
+class ConfirmDraft(Strict):
+    revision: Version

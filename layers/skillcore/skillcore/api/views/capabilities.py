@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, time
 from skillcore.capabilities import models
-from skillcore.capabilities.models import CapabilityStatus
+from skillcore.capabilities.models import CapabilityStatus, DraftStatus, GapKind
 
 
 # Tagged by `kind`, as the request's steps are.
@@ -91,3 +92,51 @@ def user_capability(c: models.UserCapability) -> UserCapability:
 
 def binding_change(b: models.ToolBinding, capability_version: int) -> BindingChange:
     return BindingChange(binding=tool_binding(b), capability_version=capability_version)
+
+
+# -- creation by conversation ---------------------------------------------------------------------------
+
+class ProposedToolBinding(Body, frozen=True, kw_only=True):
+    name: str
+    host_profile: str
+    mcp_server_id: str
+    mcp_tool_name: str
+    input_schema: dict[str, Any]
+    requires_user_confirmation: bool
+
+
+class DraftProposal(Body, frozen=True, kw_only=True):
+    """The body `POST /rpc/user-capabilities` would take."""
+
+    name: str
+    display_name: str
+    when_to_use: list[str]
+    workflow: Workflow
+    platform_capability_ids: list[str]
+    tool_bindings: list[ProposedToolBinding]
+
+
+class DraftGap(Body, frozen=True, kw_only=True):
+    gap_id: str
+    path: str
+    kind: GapKind
+    question: str
+
+
+class CapabilityDraft(Body, frozen=True, kw_only=True):
+    draft_id: str
+    revision: int
+    status: DraftStatus
+    proposal: DraftProposal | UnsetType = UNSET
+    gaps: list[DraftGap]
+    expires_at: Time
+
+
+def capability_draft(d: models.Draft) -> CapabilityDraft:
+    proposal = d.full_proposal()
+    return CapabilityDraft(
+        draft_id=d.draft_id, revision=d.revision, status=d.status,
+        proposal=msgspec.convert(proposal, DraftProposal) if proposal is not None else UNSET,
+        gaps=[DraftGap(gap_id=g.gap_id, path=g.path, kind=g.kind, question=g.question) for g in d.gaps],
+        expires_at=time(d.expires_at),
+    )
