@@ -387,3 +387,70 @@ def test_english(page: Page, stack: StackClient, signed_in: Any) -> None:
     editor.get_by_label("Completion criteria", exact=True).fill("Three things for next week")
     editor.get_by_role("button", name="Create draft").click()
     expect(editor.locator("#cap-objective-error")).to_contain_text("ignore its rules")
+
+
+DESCRIPTION = """名称：evening_review
+显示名称：晚间复盘
+触发词：晚间复盘、今天怎么样
+目标：回顾今天的目标进展
+步骤：
+1. memory-recall：回忆今天提到的目标
+2. use tool save_note on claude-code: 把结论记成笔记
+完成条件：写下明天最重要的一件事"""
+
+
+def test_creation_by_conversation(page: Page, stack: StackClient, signed_in: Any) -> None:
+    signed_in(section="capabilities", prefix="caps")
+    user = PageUser(page, stack)
+    page.get_by_role("button", name="通过对话创建").click()
+    flow = page.get_by_test_id("draft-flow")
+    expect(flow.get_by_role("heading", name="通过对话创建能力")).to_be_focused()
+    flow.get_by_label("描述", exact=True).fill(DESCRIPTION)
+    with page.expect_response(lambda r: r.url.endswith("/rpc/user-capability-drafts")) as got:
+        flow.get_by_role("button", name="开始").click()
+    draft = got.value.json()
+    assert got.value.status == 201 and draft["revision"] == 1
+    # The tool the user named but did not describe is a gap, never invented: a binding form answers it.
+    assert len(draft["gaps"]) == 1, draft["gaps"]
+    (gap,) = draft["gaps"]
+    assert gap["kind"] == "missing_binding"
+    expect(flow.get_by_test_id("draft-revision")).to_contain_text("第 1 版 · 进行中")
+    item = flow.locator(f'li[data-gap="{gap["gapId"]}"]')
+    expect(item).to_contain_text(gap["question"])
+    expect(flow.get_by_test_id("proposal-steps").locator("li")).to_have_count(1)
+    expect(flow.get_by_test_id("proposal")).to_contain_text("回顾今天的目标进展")
+
+    item.get_by_label("绑定名称", exact=True).fill("save_note")
+    item.get_by_label("宿主配置（hostProfile）", exact=True).fill("claude-code")
+    item.get_by_label("MCP 服务器 ID", exact=True).fill("notes")
+    item.get_by_label("MCP 工具名", exact=True).fill("save_note")
+    item.get_by_label("输入 Schema（JSON）", exact=True).fill(json.dumps(
+        {"type": "object", "properties": {"text": {"type": "string", "format": "email"}}}))
+    flow.get_by_role("button", name="根据回答重新生成").click()
+    expect(item.get_by_test_id("schema-error")).to_have_attribute("data-path", "/properties/text/format")
+    expect(flow.get_by_role("alert")).to_contain_text("schema_not_allowed")
+    item.get_by_label("输入 Schema（JSON）", exact=True).fill(json.dumps(
+        {"type": "object", "properties": {"text": {"type": "string"}}}))
+    with page.expect_response(lambda r: r.url.endswith("/generate")) as got:
+        flow.get_by_role("button", name="根据回答重新生成").click()
+    draft = got.value.json()
+    assert got.value.status == 200 and draft["gaps"] == [] and draft["revision"] == 2, draft
+    expect(flow.get_by_text("没有待回答的问题：可以确认创建。")).to_be_visible()
+    steps = flow.get_by_test_id("proposal-steps").locator("li")
+    expect(steps).to_have_count(2)
+    expect(steps.nth(1)).to_contain_text("save_note")
+    expect(flow.get_by_test_id("proposal")).to_contain_text("notes/save_note")
+
+    with page.expect_request(lambda r: r.url.endswith("/confirm")) as sent:
+        flow.get_by_role("button", name="确认创建草稿").click()
+    assert sent.value.post_data_json == {"revision": 2}
+    expect(page.get_by_test_id("caps-notice")).to_have_text("已创建“晚间复盘”（草稿）。")
+    editor = page.get_by_test_id("capability-editor")
+    expect(editor.get_by_role("heading", name="编辑“晚间复盘”")).to_be_visible()
+    expect(editor.locator("h2 ~ [data-status]")).to_have_text("草稿")
+    expect(editor.get_by_label("第 2 步的工具绑定", exact=True)).to_have_value("save_note")
+    expect(editor.get_by_test_id("binding-quota")).to_have_text("绑定 1 / 20")
+    (stored,) = user.capabilities()
+    assert (stored["name"], stored["status"], [b["name"] for b in stored["toolBindings"]]) == (
+        "evening_review", "draft", ["save_note"])
+    assert stored["workflow"]["steps"][1]["kind"] == "localTool"
