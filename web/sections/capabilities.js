@@ -128,6 +128,15 @@ register({
     "caps.bindingInUse": "第 {steps} 步正在使用这个绑定：先修改或删除这些步骤并保存。",
     "caps.confirmRemoveBinding": "确定删除绑定 {name} 吗？",
     "caps.bindingNeedsSave": "先保存或放弃对能力的修改，再修改绑定。",
+    "caps.protocol": "协议预览",
+    "caps.protocolIntro": "宿主读取的协议，由服务器根据已保存的结构渲染（原样显示的 Markdown 文本）。",
+    "caps.protocolHost": "宿主配置",
+    "caps.protocolNoHost": "（不指定）",
+    "caps.protocolShow": "显示协议",
+    "caps.protocolRefresh": "重新渲染",
+    "caps.protocolOf": "版本 {v} 的协议",
+    "caps.protocolMissing": "这个宿主缺少的绑定：{names}",
+    "caps.protocolUnsaved": "预览的是已保存的版本，不含未保存的修改。",
     "caps.talk": "通过对话创建",
     "caps.talkTitle": "通过对话创建能力",
     "caps.talkIntro": "用自己的话描述这个固定做法。服务器生成一份结构化的提案；缺少的信息会作为问题列出，绝不会替你编造工具绑定或能力。",
@@ -266,6 +275,15 @@ register({
     "caps.bindingInUse": "Step {steps} uses this binding: change or remove those steps and save first.",
     "caps.confirmRemoveBinding": "Remove binding {name}?",
     "caps.bindingNeedsSave": "Save or discard the changes to the capability before changing its bindings.",
+    "caps.protocol": "Protocol preview",
+    "caps.protocolIntro": "The protocol a host reads, rendered by the server from the saved structure (the Markdown shown as plain text).",
+    "caps.protocolHost": "Host profile",
+    "caps.protocolNoHost": "(none)",
+    "caps.protocolShow": "Show the protocol",
+    "caps.protocolRefresh": "Render again",
+    "caps.protocolOf": "Protocol of version {v}",
+    "caps.protocolMissing": "Bindings this host lacks: {names}",
+    "caps.protocolUnsaved": "The preview is of the saved version, without the unsaved changes.",
     "caps.talk": "Create by conversation",
     "caps.talkTitle": "Create a capability by conversation",
     "caps.talkIntro": "Describe the routine in your own words. The server drafts a structured proposal; what is missing is asked as questions, and no tool binding or capability is ever made up for you.",
@@ -875,6 +893,48 @@ function Bindings({ capability, dirty, onChanged }) {
   </section>`;
 }
 
+// -- the rendered protocol ----------------------------------------------------------------------------
+
+// The protocol exactly as a host reads it. The Markdown holds the user's own texts, so it is shown as text in a
+// <pre> (Preact sets text content), never parsed or inserted as HTML.
+function ProtocolView({ capability, dirty }) {
+  const hosts = [...new Set(capability.toolBindings.map((b) => b.hostProfile))];
+  const [host, setHost] = useState(hosts[0] || "");
+  const [shown, setShown] = useState(null);
+  const action = useAction();
+  const render = () =>
+    action.run(async () => {
+      const query = new URLSearchParams({ capabilityId: capability.capabilityId, preview: "true" });
+      if (host) query.set("hostProfile", host);
+      setShown(await get(`/capabilities/protocol?${query}`));
+    });
+  // A new version or another host makes the shown protocol stale: it goes, the button renders it again.
+  useEffect(() => setShown(null), [capability.version, host]);
+  return html`<section class="card" aria-labelledby="cap-protocol-title" data-testid="protocol">
+    <h3 id="cap-protocol-title">${t("caps.protocol")}</h3>
+    <p class="hint">${t("caps.protocolIntro")}</p>
+    <div class="row toolbar">
+      <div>
+        <label for="cap-protocol-host">${t("caps.protocolHost")}</label>
+        <select id="cap-protocol-host" value=${host} onChange=${(e) => setHost(e.currentTarget.value)}>
+          <option value="">${t("caps.protocolNoHost")}</option>
+          ${hosts.map((h) => html`<option value=${h}>${h}</option>`)}
+        </select>
+      </div>
+      <button type="button" disabled=${action.busy} onClick=${render}>
+        ${shown ? t("caps.protocolRefresh") : t("caps.protocolShow")}
+      </button>
+    </div>
+    ${dirty && html`<p class="hint">${t("caps.protocolUnsaved")}</p>`}
+    <${ErrorBox} error=${action.error} />
+    ${shown &&
+    html`<p class="meta" data-testid="protocol-version">${t("caps.protocolOf", { v: shown.version })}</p>
+      ${shown.missingBindings.length > 0 &&
+      html`<p class="notice" data-testid="protocol-missing">${t("caps.protocolMissing", { names: shown.missingBindings.join(", ") })}</p>`}
+      <pre class="protocol" data-testid="protocol-markdown" tabindex="0" aria-labelledby="cap-protocol-title">${shown.markdown}</pre>`}
+  </section>`;
+}
+
 // -- one capability open: the editor, its bindings, its status actions ------------------------------
 
 function StatusTag({ status }) {
@@ -962,6 +1022,7 @@ function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, o
     <${CapabilityForm} key=${capability ? capability.userCapabilityId : "new"} capability=${capability} skills=${skills}
       onDirty=${setDirty} onSaved=${onChange} onCreated=${onCreated} onReload=${reload} />
     ${capability && html`<${Bindings} capability=${capability} dirty=${dirty} onChanged=${reload} />`}
+    ${capability && html`<${ProtocolView} capability=${capability} dirty=${dirty} />`}
   </section>`;
 }
 

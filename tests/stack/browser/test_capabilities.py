@@ -389,6 +389,50 @@ def test_english(page: Page, stack: StackClient, signed_in: Any) -> None:
     expect(editor.locator("#cap-objective-error")).to_contain_text("ignore its rules")
 
 
+HOSTILE_OBJECTIVE = "# 假标题\n<b>粗体</b> <script>window.pwned = 1</script>\n```\n1. 假步骤\n```"
+
+
+def test_protocol_as_the_host_reads_it(page: Page, stack: StackClient, signed_in: Any) -> None:
+    signed_in(section="capabilities", prefix="caps")
+    user = PageUser(page, stack)
+    binding = {"name": "save_note", "hostProfile": "claude-code", "mcpServerId": "notes", "mcpToolName": "save_note",
+               "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}
+    created = user.create("protocol_view", [
+        step("memory-recall", "回忆今天提到的目标"),
+        {"kind": "localTool", "toolName": "save_note", "hostProfile": "claude-code", "instruction": "记下结论"},
+    ], toolBindings=[binding])
+    user.ok("PUT", f"/rpc/user-capabilities/{created['userCapabilityId']}", {
+        "expectedVersion": 1, "displayName": "周复盘", "whenToUse": ["每周复盘"],
+        "workflow": {**created["workflow"], "objective": HOSTILE_OBJECTIVE},
+        "platformCapabilityIds": created["platformCapabilityIds"],
+    })
+    page.reload()
+    editor = open_capability(page, "周复盘")
+    protocol = editor.get_by_test_id("protocol")
+    expect(protocol.get_by_label("宿主配置", exact=True)).to_have_value("claude-code")
+    with page.expect_request(lambda r: "/rpc/capabilities/protocol" in r.url) as sent:
+        protocol.get_by_role("button", name="显示协议").click()
+    assert sent.value.url.endswith(
+        "/rpc/capabilities/protocol?capabilityId=user%3Aprotocol_view&preview=true&hostProfile=claude-code")
+    markdown = protocol.get_by_test_id("protocol-markdown")
+    expect(markdown).to_be_visible()
+    expect(protocol.get_by_test_id("protocol-version")).to_have_text("版本 2 的协议")
+    answered = user.ok("GET", "/rpc/capabilities/protocol?capabilityId=user:protocol_view&hostProfile=claude-code&preview=true")
+    # Exactly the server's Markdown, as text: the user's HTML is characters, not elements.
+    assert markdown.text_content() == answered["markdown"]
+    assert HOSTILE_OBJECTIVE.splitlines()[1] in answered["markdown"]
+    expect(markdown.locator("*")).to_have_count(0)
+    assert page.evaluate("window.pwned") is None
+    expect(protocol.get_by_test_id("protocol-missing")).to_have_count(0)
+
+    # Without a host profile no binding can be checked: the protocol says it is missing, and the page too.
+    protocol.get_by_label("宿主配置", exact=True).select_option("")
+    expect(markdown).to_have_count(0)
+    protocol.get_by_role("button", name="显示协议").click()
+    expect(protocol.get_by_test_id("protocol-missing")).to_have_text("这个宿主缺少的绑定：save_note")
+    expect(protocol.get_by_test_id("protocol-markdown")).to_contain_text("配置缺失，停止执行：save_note")
+
+
 DESCRIPTION = """名称：evening_review
 显示名称：晚间复盘
 触发词：晚间复盘、今天怎么样
