@@ -8,6 +8,7 @@ the small Starlette app around it are built per invocation; the server itself (t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
@@ -22,7 +23,7 @@ from starlette.routing import Route
 
 from skillcore.api import http
 from skillcore.api.app import Caller
-from skillcore.api.toolbox import Toolbox, ToolAnswer
+from skillcore.api.toolbox import ToolAnswer, Toolbox
 
 PATH = "/mcp"
 
@@ -71,4 +72,13 @@ def asgi_app(server: Server[Any]) -> Starlette:
 
 
 def serve(server: Server[Any], event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return Mangum(asgi_app(server), lifespan="on")(event, context)
+    # Mangum runs the lifespan and the request on the thread's current event loop. A loop of the
+    # invocation's own, closed afterwards, leaves nothing behind (the local gateway serves on many threads)
+    # and does not lean on asyncio creating one implicitly (deprecated).
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        return Mangum(asgi_app(server), lifespan="on")(event, context)
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

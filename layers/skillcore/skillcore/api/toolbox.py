@@ -22,9 +22,9 @@ import msgspec
 from msgspec import Struct
 from pydantic import BaseModel
 
+from skillcore.api import errors as documented
 from skillcore.api import http
 from skillcore.api.app import Caller
-from skillcore.api import errors as documented
 from skillcore.api.errors import Documented, status_of
 from skillcore.errors import DomainError
 from skillcore.observability import logger
