@@ -6,7 +6,7 @@ memory ranking and the background scheduler, printed as one report with figures 
     python -m scripts.bench --only requests --only ranking
     python -m scripts.bench --only scheduler --jobs 2000
 
-Sections: cold, requests, latency, ranking, scheduler. The script asserts nothing: a missed target is
+Sections: cold, mcp, requests, latency, ranking, scheduler. The script asserts nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
 """
@@ -26,7 +26,7 @@ from importlib import metadata
 
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
-SECTIONS = ("cold", "requests", "latency", "ranking", "scheduler", "automation")
+SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation")
 
 
 def _load() -> str:
@@ -126,6 +126,11 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_cold.run(report, quick=args.quick)
 
+    def mcp() -> None:
+        from scripts import bench_mcp
+
+        bench_mcp.run(report, quick=args.quick)
+
     def requests() -> None:
         from scripts import bench_requests
 
@@ -152,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_automation.run(report, dynamo, quick=args.quick)
 
     runners: dict[str, Callable[[], None]] = {
-        "cold": cold, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
+        "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
         "automation": automation,
     }
     try:
