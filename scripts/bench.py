@@ -6,7 +6,8 @@ memory ranking and the background scheduler, printed as one report with figures 
     python -m scripts.bench --only requests --only ranking
     python -m scripts.bench --only scheduler --jobs 2000
 
-Sections: cold, mcp, requests, latency, ranking, scheduler. The script asserts nothing: a missed target is
+Sections: cold, mcp (McpFunction against a bare MCP server), requests, latency, ranking, scheduler, automation,
+page (the Skills page's first load). The script asserts nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
 """
@@ -26,7 +27,7 @@ from importlib import metadata
 
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
-SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation")
+SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation", "page")
 
 
 def _load() -> str:
@@ -156,9 +157,14 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_automation.run(report, dynamo, quick=args.quick)
 
+    def page() -> None:
+        from scripts import bench_page
+
+        bench_page.run(report, dynamo, quick=args.quick)
+
     runners: dict[str, Callable[[], None]] = {
         "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
-        "automation": automation,
+        "automation": automation, "page": page,
     }
     try:
         for name in args.only:

@@ -22,6 +22,7 @@ from pydantic import BaseModel
 
 from skillcore import VERSION
 from skillcore.api import (
+    routes_approvals,
     routes_automation,
     routes_background,
     routes_capabilities,
@@ -77,7 +78,9 @@ def function_routes() -> dict[str, Routes]:
     routes_capabilities.register(rpc, nothing)
     chat = Routes()
     routes_chat.register(chat, nothing)
-    return {"RpcFunction": rpc, "ChatTurnFunction": chat}
+    hosted = Routes()
+    routes_approvals.register(hosted, nothing)
+    return {"RpcFunction": rpc, "ChatTurnFunction": chat, "HostedFunction": hosted}
 
 
 def all_routes() -> list[Route]:

@@ -84,13 +84,18 @@ def chat(aws: Any) -> Checked:
 def test_the_functions_serve_exactly_the_documented_routes(aws: Any) -> None:
     served = {
         (route.method, route.path)
-        for logical_id in ("RpcFunction", "ChatTurnFunction")
+        for logical_id in openapi.function_routes()
         for route in load_function(logical_id).routes.operations
     }
     assert served == {(r.method, r.path) for r in openapi.all_routes()}
 
 
-def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked) -> None:
+@pytest.fixture
+def hosted(aws: Any) -> Checked:
+    return Checked(load_function("HostedFunction"))
+
+
+def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hosted: Checked) -> None:
     ok = {200, 201, 204}
     assert rpc(load_event("rpc_health.json"))[0] == 200
     assert rpc(load_event("rpc_get_me.json"))[0] == 404
@@ -180,5 +185,19 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked) -> No
     assert rpc(cap("POST", f"{base}/deactivate", {"expectedVersion": 6}))[0] == 200
     assert rpc(cap("DELETE", base))[0] == 204
 
-    # Every operation of both functions answered at least once, through the checks above.
-    assert rpc.checked | chat.checked == {(r.method, r.path) for r in openapi.all_routes()}
+    # Approvals (HostedFunction): one asked for as a hosted call would, listed, decided, refused the second time.
+    from skillcore.approvals import service as approvals
+    from skillcore.db.dynamo import make_db
+    from skillcore.settings import Settings
+
+    operation = approvals.operation_of("ep-1", "run", {"x": 1})
+    approval = approvals.ask(make_db(Settings.from_env()), "user-alice", operation, {"x": 1}, client_call_id="c-1",
+                             now=datetime.now(UTC))
+    assert hosted(load_event("hosted_list_approvals.json", query={"status": "pending"}))[0] == 200
+    decide = load_event("hosted_decide_approval.json", path_ids={"APPROVAL_ID": approval.approval_id})
+    assert hosted(decide)[0] == 200
+    assert hosted(load_event("hosted_decide_approval.json", path_ids={"APPROVAL_ID": approval.approval_id}))[0] == 409
+    assert hosted(load_event("hosted_decide_approval.json", path_ids={"APPROVAL_ID": "unknown"}))[0] == 404
+
+    # Every operation of every function answered at least once, through the checks above.
+    assert rpc.checked | chat.checked | hosted.checked == {(r.method, r.path) for r in openapi.all_routes()}

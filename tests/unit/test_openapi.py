@@ -40,8 +40,6 @@ NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
     ("POST", "/rpc/hosted-endpoints/{}/refresh"),
     ("POST", "/rpc/hosted-endpoints/{}/calls"),
     # Approvals
-    ("GET", "/rpc/approvals"),
-    ("POST", "/rpc/approvals/{}"),
 })
 
 

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from skillcore.policy.gate import PolicyInput, Reason, decide
+from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide
 from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel
 
@@ -17,6 +17,11 @@ FREE = PermissionRequirement(code="compute:run", risk_level=RiskLevel.L0, approv
 PER_OP = PermissionRequirement(code="memory:read", risk_level=RiskLevel.L1, approval_mode=ApprovalMode.PER_OPERATION)
 L3 = PermissionRequirement(code="external:write", risk_level=RiskLevel.L3, approval_mode=ApprovalMode.PERSISTENT)
 L4 = PermissionRequirement(code="payment:send", risk_level=RiskLevel.L4, approval_mode=ApprovalMode.PERSISTENT)
+L3_OP = PermissionRequirement(code="hosted_workflow:invoke", risk_level=RiskLevel.L3, approval_mode=ApprovalMode.PER_OPERATION)
+L4_OP = PermissionRequirement(code="payment:send", risk_level=RiskLevel.L4, approval_mode=ApprovalMode.PER_OPERATION)
+NEEDS_APPROVAL = OperationApproval(requires_approval=True, approved=False)
+APPROVED = OperationApproval(requires_approval=True, approved=True)
+NO_APPROVAL_NEEDED = OperationApproval(requires_approval=False, approved=False)
 
 
 def grant(code="memory:read", scope=None, *, user="u1", skill="memory-recall", version="1.0.0", status=GrantStatus.ACTIVE, gid="g1"):
@@ -26,10 +31,10 @@ def grant(code="memory:read", scope=None, *, user="u1", skill="memory-recall", v
     )
 
 
-def ask(requirements, grants=(), *, version="1.0.0", agent="a1", user="u1"):
+def ask(requirements, grants=(), *, version="1.0.0", agent="a1", user="u1", operation=None):
     return decide(PolicyInput(
         user_id=user, skill_id="memory-recall", skill_version=version, requirements=tuple(requirements),
-        action="tool.execute", agent_id=agent, target_id=agent, grants=tuple(grants),
+        action="tool.execute", agent_id=agent, target_id=agent, grants=tuple(grants), operation=operation,
     ))
 
 
@@ -54,6 +59,39 @@ CASES = [
     ("L4 forbidden even with grant", [L4], [grant(code="payment:send")], "1.0.0", False, Reason.RISK_L4_FORBIDDEN, ("payment:send",)),
     ("L4 beside a granted L1", [READ, L4], [grant()], "1.0.0", False, Reason.RISK_L4_FORBIDDEN, ("payment:send",)),
 ]
+
+
+HOSTED = grant(code="hosted_workflow:invoke", gid="gh")
+OPERATION_CASES = [
+    # (name, requirements, grants, operation, allowed, reason, missing)
+    ("per operation without its operation", [L3_OP], [HOSTED], None, False, Reason.PER_OPERATION_NOT_OPEN, ("hosted_workflow:invoke",)),
+    ("L3 per operation, no grant", [L3_OP], [], APPROVED, False, Reason.GRANT_MISSING, ("hosted_workflow:invoke",)),
+    ("L3 per operation, grant, approval missing", [L3_OP], [HOSTED], NEEDS_APPROVAL, False, Reason.APPROVAL_REQUIRED, ()),
+    ("L3 per operation, grant and approval", [L3_OP], [HOSTED], APPROVED, True, Reason.ALLOWED, ()),
+    ("L3 per operation, tool needs no approval", [L3_OP], [HOSTED], NO_APPROVAL_NEEDED, True, Reason.ALLOWED, ()),
+    ("an approval never stands in for the grant", [L3_OP], [grant(code="other:thing")], APPROVED, False, Reason.GRANT_MISSING, ("hosted_workflow:invoke",)),
+    ("revoked grant with approval", [L3_OP], [grant(code="hosted_workflow:invoke", status=GrantStatus.REVOKED)], APPROVED, False, Reason.GRANT_MISSING, ("hosted_workflow:invoke",)),
+    ("persistent L3 stays closed with an operation", [L3], [grant(code="external:write")], APPROVED, False, Reason.RISK_L3_NOT_OPEN, ("external:write",)),
+    ("L4 stays forbidden per operation", [L4_OP], [grant(code="payment:send")], APPROVED, False, Reason.RISK_L4_FORBIDDEN, ("payment:send",)),
+    ("L1 per operation with approval", [PER_OP], [grant()], APPROVED, True, Reason.ALLOWED, ()),
+    ("grant missing is reported before the approval", [L3_OP, READ], [HOSTED], NEEDS_APPROVAL, False, Reason.GRANT_MISSING, ("memory:read",)),
+]
+
+
+@pytest.mark.parametrize(("name", "requirements", "grants", "operation", "allowed", "reason", "missing"), OPERATION_CASES,
+                         ids=[c[0] for c in OPERATION_CASES])
+def test_per_operation_decision(name, requirements, grants, operation, allowed, reason, missing):
+    decision = ask(requirements, grants, operation=operation)
+    assert decision.allowed is allowed
+    assert decision.reason is reason
+    assert decision.missing == missing
+    assert decision.message
+
+
+def test_approval_required_reports_the_matched_grant():
+    decision = ask([L3_OP], [HOSTED], operation=NEEDS_APPROVAL)
+    assert decision.matched_grants == (HOSTED,)
+    assert decision.scope == GrantScope.user()
 
 
 @pytest.mark.parametrize(("name", "requirements", "grants", "version", "allowed", "reason", "missing"), CASES, ids=[c[0] for c in CASES])

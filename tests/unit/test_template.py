@@ -64,6 +64,8 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("PUT", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("DELETE", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("GET", "/rpc/admin/audit-events"),
+    ("GET", "/rpc/approvals"),
+    ("POST", "/rpc/approvals/{approvalId}"),
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
@@ -72,6 +74,8 @@ MCP_ROUTES: tuple[tuple[str, str], ...] = (("POST", "/mcp"),)
 # Which function serves a contract route; every other contract route is RpcFunction's.
 ROUTE_OWNERS = {
     ("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction",
+    ("GET", "/rpc/approvals"): "HostedFunction",
+    ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
     ("POST", "/mcp"): "McpFunction",
 }
 BEDROCK_FUNCTIONS = {"ChatTurnFunction", "ScanFunction"}  # chat turns and automation runs call the model

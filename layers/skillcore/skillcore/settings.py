@@ -30,6 +30,7 @@ TABLES = (
     "automation_jobs",
     "automation_runs",
     "user_capabilities",
+    "approvals",
 )
 
 
@@ -49,6 +50,7 @@ class TableNames(Struct, frozen=True, kw_only=True):
     automation_jobs: str
     automation_runs: str
     user_capabilities: str
+    approvals: str
 
 
 MODELS = ("offline", "bedrock")

@@ -92,3 +92,6 @@ UNSAFE_TEXT = Documented(422, "unsafe_text")
 UNKNOWN_REFERENCE = Documented(422, "unknown_reference")
 SCHEMA_NOT_ALLOWED = Documented(422, "schema_not_allowed")
 CAPABILITY_NOT_ACTIVE = Documented(422, "capability_not_active")
+
+# Per-operation approvals (API.md "Approvals").
+APPROVAL_NOT_PENDING = Documented(409, "approval_not_pending")

@@ -46,6 +46,9 @@ class AuditAction(StrEnum):
     USER_CAPABILITY_BINDING_CREATE = "user_capability.binding.create"
     USER_CAPABILITY_BINDING_UPDATE = "user_capability.binding.update"
     USER_CAPABILITY_BINDING_DELETE = "user_capability.binding.delete"
+    # Hosted external workflows: target_id the approval's id; the endpoint, tool and argument digest in the
+    # metadata, never the arguments.
+    HOSTED_ENDPOINT_APPROVAL = "hosted_endpoint.approval"
 
 
 class Decision(StrEnum):
@@ -60,7 +63,7 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools", "platform_capability_ids",
                "binding_names", "defence_rules")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
-          "host_profile", "status")
+          "host_profile", "status", "endpoint_id")
 _DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256")
 _COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count")
 
@@ -101,6 +104,8 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     host_profile: str | None = None
     schema_sha256: str | None = None
     defence_rules: tuple[str, ...] = ()
+    # Hosted external workflows: the endpoint's id (never its URL or host).
+    endpoint_id: str | None = None
 
     def __post_init__(self) -> None:
         for name in _CODE_LISTS:

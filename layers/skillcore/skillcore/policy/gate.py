@@ -1,8 +1,13 @@
 """PolicyGate: the hard boundary between selecting a skill and executing it. A pure decision.
 
 Input: who, which skill and version, the manifest's requirements, the scope candidates (the agent and
-the user), the action and its target, and the user's grants. Output: allowed or not, the grants that
-matched, the permissions missing, and a reason (a code for the audit, a sentence for the reply).
+the user), the action and its target, the user's grants and, for a per-operation permission, what is known
+of this one operation's approval. Output: allowed or not, the grants that matched, the permissions missing,
+and a reason (a code for the audit, a sentence for the reply).
+
+Risk levels open in steps: L0-L2 under a persistent grant; L3 (external write) only under a **per-operation**
+requirement, which needs the persistent grant and, when the operation requires it, an approval of exactly
+this operation; a persistent L3 requirement stays closed; L4 is never performed.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ class Reason(StrEnum):
     NO_PERMISSION_NEEDED = "no_permission_needed"
     GRANT_MISSING = "grant_missing"
     PER_OPERATION_NOT_OPEN = "per_operation_not_open"
+    APPROVAL_REQUIRED = "approval_required"
     RISK_L3_NOT_OPEN = "risk_l3_not_open"
     RISK_L4_FORBIDDEN = "risk_l4_forbidden"
 
@@ -29,10 +35,19 @@ MESSAGES = {
     Reason.ALLOWED: "Allowed by an active permission grant.",
     Reason.NO_PERMISSION_NEEDED: "This skill needs no permission.",
     Reason.GRANT_MISSING: "This skill needs your permission first: grant it on the Skills page.",
-    Reason.PER_OPERATION_NOT_OPEN: "Per-operation approval is not available yet.",
+    Reason.PER_OPERATION_NOT_OPEN: "This permission is decided per operation, and no operation was named.",
+    Reason.APPROVAL_REQUIRED: "This operation needs your approval first.",
     Reason.RISK_L3_NOT_OPEN: "External or high-impact actions are not available yet.",
     Reason.RISK_L4_FORBIDDEN: "Irreversible actions are never performed by skills.",
 }
+
+
+class OperationApproval(Struct, frozen=True, kw_only=True):
+    """One operation under a per-operation permission: whether it needs an approval, and whether a usable one
+    (approved, unused, unexpired, bound to this very operation: approvals/rules.py decides) was presented."""
+
+    requires_approval: bool
+    approved: bool
 
 
 class PolicyInput(Struct, frozen=True):
@@ -44,6 +59,7 @@ class PolicyInput(Struct, frozen=True):
     agent_id: str | None = None
     target_id: str | None = None
     grants: tuple[PermissionGrant, ...] = ()
+    operation: OperationApproval | None = None
 
 
 class PolicyDecision(Struct, frozen=True):
@@ -81,14 +97,18 @@ def _matching_grant(
 
 
 def decide(request: PolicyInput) -> PolicyDecision:
-    # Blocked risk levels and approval modes deny whatever grants exist: they are not open yet.
+    # Blocked risk levels deny whatever grants exist. L3 is open only where every use is decided per
+    # operation; a per-operation permission is never decided without its operation.
+    per_operation = False
     for requirement in request.requirements:
         if requirement.risk_level is RiskLevel.L4:
             return PolicyDecision(False, Reason.RISK_L4_FORBIDDEN, missing=(requirement.code,))
-        if requirement.risk_level is RiskLevel.L3:
-            return PolicyDecision(False, Reason.RISK_L3_NOT_OPEN, missing=(requirement.code,))
         if requirement.approval_mode is ApprovalMode.PER_OPERATION:
-            return PolicyDecision(False, Reason.PER_OPERATION_NOT_OPEN, missing=(requirement.code,))
+            if request.operation is None:
+                return PolicyDecision(False, Reason.PER_OPERATION_NOT_OPEN, missing=(requirement.code,))
+            per_operation = True
+        elif requirement.risk_level is RiskLevel.L3:
+            return PolicyDecision(False, Reason.RISK_L3_NOT_OPEN, missing=(requirement.code,))
 
     candidates = scope_candidates(request.agent_id)
     matched: list[PermissionGrant] = []
@@ -103,6 +123,10 @@ def decide(request: PolicyInput) -> PolicyDecision:
             matched.append(grant)
     if missing:
         return PolicyDecision(False, Reason.GRANT_MISSING, tuple(matched), tuple(missing))
+    # The grant comes first (a missing grant is what the user must fix first); then this operation's approval.
+    operation = request.operation
+    if per_operation and operation is not None and operation.requires_approval and not operation.approved:
+        return PolicyDecision(False, Reason.APPROVAL_REQUIRED, tuple(matched), scope=matched[0].scope if matched else None)
     if not matched:
         return PolicyDecision(True, Reason.NO_PERMISSION_NEEDED)
     return PolicyDecision(True, Reason.ALLOWED, tuple(matched), scope=matched[0].scope)

@@ -1,0 +1,30 @@
+"""HostedFunction: the /rpc/approvals routes (per-operation approvals of hosted workflow calls).
+Composition root: settings, clients and services are built once per cold start."""
+
+from skillcore import init_phase
+
+init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from skillcore.api import routes_approvals
+from skillcore.api.app import new_app
+from skillcore.clock import system_clock
+from skillcore.db.dynamo import make_db
+from skillcore.observability import logger, metrics
+from skillcore.settings import Settings
+from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
+
+settings = Settings.from_env()
+db = make_db(settings)
+routes = new_app()
+routes_approvals.register(routes, routes_approvals.ApprovalDeps(db=db, skill=HOSTED_WORKFLOWS, clock=system_clock))
+
+init_phase.end()
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
+@metrics.log_metrics
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return routes.resolve(event, context)

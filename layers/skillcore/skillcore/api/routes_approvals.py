@@ -1,0 +1,44 @@
+"""Routes: per-operation approvals (list, approve or deny). HostedFunction serves them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from msgspec import Struct
+
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
+from skillcore.api.requests.approvals import ApprovalQuery, DecideApproval
+from skillcore.api.views import Page
+from skillcore.api.views import approvals as views
+from skillcore.approvals import service
+from skillcore.db import approvals as store
+from skillcore.db.dynamo import Db
+from skillcore.skills.manifest import SkillManifest
+
+
+class ApprovalDeps(Struct, frozen=True):
+    db: Db
+    # The skill whose per-operation permission the approvals serve: its id and version go into the audit.
+    skill: SkillManifest
+    clock: Callable[[], datetime]
+
+
+def register(routes: Routes, deps: ApprovalDeps) -> None:
+    @routes.route("GET", "/rpc/approvals", query=ApprovalQuery, response=Page[views.Approval])
+    def list_approvals(caller: Caller, query: ApprovalQuery) -> Page[views.Approval]:
+        """The caller's approvals, newest first; `status` filters (expired is derived from expiresAt)."""
+        now = deps.clock()
+        items, cursor = store.list_approvals(deps.db, caller.user_id, status=query.status, now=now,
+                                             limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.approval(a, now) for a in items], next_cursor=cursor)
+
+    @routes.route("POST", "/rpc/approvals/<approvalId>", body=DecideApproval, response=views.Approval,
+                  errors=(e.APPROVAL_NOT_PENDING, e.CONCURRENT_UPDATE))
+    def decide_approval(caller: Caller, approvalId: str, body: DecideApproval) -> views.Approval:  # noqa: N803
+        """Approve or deny a pending approval (once; it expires 10 minutes after it was asked for)."""
+        now = deps.clock()
+        approval = service.decide(deps.db, caller.user_id, approvalId, body.decision, skill_id=deps.skill.skill_id,
+                                  skill_version=deps.skill.version, now=now)
+        return views.approval(approval, now)

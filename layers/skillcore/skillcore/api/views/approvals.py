@@ -1,0 +1,31 @@
+"""Bodies of the approval routes (API.md "Approvals")."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from skillcore.api.views import Body, Time, maybe_time, time
+from skillcore.approvals.models import Approval as ApprovalRecord
+from skillcore.approvals.models import ApprovalStatus
+
+
+class Approval(Body, frozen=True, kw_only=True):
+    approval_id: str
+    endpoint_id: str
+    tool_name: str
+    arguments_digest: str
+    # Shown to the owner only (these routes answer the owner alone); never audited or logged.
+    arguments_preview: str
+    status: ApprovalStatus
+    created_at: Time
+    expires_at: Time
+    decided_at: Time | None
+
+
+def approval(record: ApprovalRecord, now: datetime) -> Approval:
+    return Approval(
+        approval_id=record.approval_id, endpoint_id=record.operation.endpoint_id,
+        tool_name=record.operation.tool_name, arguments_digest=record.operation.arguments_digest,
+        arguments_preview=record.arguments_preview, status=record.status_at(now), created_at=time(record.created_at),
+        expires_at=time(record.expires_at), decided_at=maybe_time(record.decided_at),
+    )
