@@ -7,8 +7,9 @@ memory ranking and the background scheduler, printed as one report with figures 
     python -m scripts.bench --only scheduler --jobs 2000
     python -m scripts.bench --only capabilities
 
-Sections: cold, requests, latency, ranking, scheduler, automation, page (the Skills page's first load),
-capabilities (catalog, protocol, create over HTTP). The script asserts nothing: a missed target is
+Sections: cold, mcp (McpFunction against a bare MCP server), requests, latency, ranking, scheduler, automation,
+page (the Skills page's first load), capabilities (catalog, protocol, create over HTTP). The script asserts
+nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
 """
@@ -28,7 +29,7 @@ from importlib import metadata
 
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
-SECTIONS = ("cold", "requests", "latency", "ranking", "scheduler", "automation", "page", "capabilities")
+SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation", "page", "capabilities")
 
 
 def _load() -> str:
@@ -128,6 +129,11 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_cold.run(report, quick=args.quick)
 
+    def mcp() -> None:
+        from scripts import bench_mcp
+
+        bench_mcp.run(report, quick=args.quick)
+
     def requests() -> None:
         from scripts import bench_requests
 
@@ -164,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
         bench_page.run(report, dynamo, quick=args.quick)
 
     runners: dict[str, Callable[[], None]] = {
-        "cold": cold, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
+        "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
         "automation": automation, "page": page, "capabilities": capabilities,
     }
     try:

@@ -75,11 +75,14 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
+# API.md section 4: the MCP face, the one route outside /rpc/ (behind the same JWT authorizer).
+MCP_ROUTES: tuple[tuple[str, str], ...] = (("POST", "/mcp"),)
 # Which function serves a contract route; every other contract route is RpcFunction's.
 ROUTE_OWNERS = {
     ("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction",
     ("GET", "/rpc/approvals"): "HostedFunction",
     ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
+    ("POST", "/mcp"): "McpFunction",
 }
 # Chat turns, automation runs and the capability draft generator call the model.
 BEDROCK_FUNCTIONS = {"ChatTurnFunction", "RpcFunction", "ScanFunction"}
@@ -227,7 +230,7 @@ def index_arn_table(resource: Any) -> str | None:
 def route_problems(template: Template) -> list[str]:
     routes = http_routes(template)
     problems = []
-    for method, path in CONTRACT_ROUTES:
+    for method, path in CONTRACT_ROUTES + MCP_ROUTES:
         route = resolve(routes, method, concrete(path))
         owner = ROUTE_OWNERS.get((method, path), "RpcFunction")
         if route is None:
@@ -250,7 +253,7 @@ def auth_problems(template: Template) -> list[str]:
         where = f"{route['function']}.{route['event']} {route['method']} {route['path']}"
         if route["api"] != {"Ref": "HttpApi"}:
             problems.append(f"{where}: not on HttpApi (an implicit API has no authorizer)")
-        if route["path"] == "$default" or not route["path"].startswith("/rpc/"):
+        if route["path"] == "$default" or not (route["path"].startswith("/rpc/") or key in MCP_ROUTES):
             problems.append(f"{where}: outside /rpc/")
         if key in PUBLIC_ROUTES and route["authorizer"] != "NONE":
             problems.append(f"{where}: must not need a token")
@@ -544,6 +547,14 @@ def test_an_unauthenticated_route_is_found(template: Template) -> None:
     events = template["Resources"]["RpcFunction"]["Properties"]["Events"]
     events["Rpc"]["Properties"]["Auth"] = {"Authorizer": "NONE"}
     assert auth_problems(template) == ["RpcFunction.Rpc ANY /rpc/{proxy+}: authorizer 'NONE', expected 'JwtAuthorizer'"]
+
+
+def test_an_mcp_route_without_the_jwt_or_served_by_another_function_is_found(template: Template) -> None:
+    events = template["Resources"]["McpFunction"]["Properties"]["Events"]
+    events["Mcp"]["Properties"]["Auth"] = {"Authorizer": "NONE"}
+    assert auth_problems(template) == ["McpFunction.Mcp POST /mcp: authorizer 'NONE', expected 'JwtAuthorizer'"]
+    template["Resources"]["RpcFunction"]["Properties"]["Events"]["Mcp"] = events.pop("Mcp")
+    assert "POST /mcp: served by RpcFunction, not McpFunction" in route_problems(template)
 
 
 def test_a_default_route_or_an_implicit_api_is_found(template: Template) -> None:

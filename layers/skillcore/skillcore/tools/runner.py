@@ -60,7 +60,7 @@ class ToolStatus(StrEnum):
 class ToolCallContext(Struct, frozen=True):
     user_id: str
     agent_id: str
-    conversation_id: str
+    conversation_id: str | None  # None when an agent host calls the tool through the MCP face (no conversation)
     source_message_id: str
     call_index: int = 0
     calls_so_far: int = 0

@@ -1,0 +1,44 @@
+"""McpFunction: POST /mcp, skillcore's MCP face for agent hosts (API.md section 4).
+
+Composition root: settings, clients, the toolbox and the MCP server are built once per cold start; each
+invocation serves one stateless Streamable HTTP exchange (mcp_face.py). Every tool is a thin shell over the same
+service function as its HTTP route (skillcore/api/tools_*.py).
+"""
+
+from skillcore import init_phase
+
+init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
+
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from mcp_face import build_server, serve
+
+from skillcore import VERSION
+from skillcore.api import http, tools_core
+from skillcore.api.errors import envelope
+from skillcore.api.routes_skills import SkillDeps
+from skillcore.api.toolbox import Toolbox
+from skillcore.clock import system_clock
+from skillcore.db.dynamo import make_db
+from skillcore.errors import Unauthenticated
+from skillcore.observability import logger, metrics
+from skillcore.settings import Settings
+from skillcore.skills.builtin import SKILLS
+
+settings = Settings.from_env()
+db = make_db(settings)
+toolbox = Toolbox()
+tools_core.register(toolbox, SkillDeps(db=db, skills=SKILLS, clock=system_clock))
+server = build_server(toolbox, name="skillcore", version=VERSION)
+
+init_phase.end()
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
+@metrics.log_metrics
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    try:
+        http.user_id(event)  # the authorizer already refused a bad token; without a `sub` nothing is served
+    except Unauthenticated as error:
+        return envelope(401, error.code, error.message)
+    return serve(server, event, context)

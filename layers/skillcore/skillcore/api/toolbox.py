@@ -1,0 +1,104 @@
+"""The MCP face's tools (API.md section 4), without the MCP SDK: each tool is a thin shell over the same
+service function as its HTTP route, declared the way a route is.
+
+    @toolbox.tool("schedule_goal_check_in", arguments=ScheduleGoalCheckInArguments, errors=(...))
+    def schedule_goal_check_in(caller: Caller, arguments: ScheduleGoalCheckInArguments) -> views.BackgroundJob:
+        \"\"\"What the host's model reads to decide when to call it.\"\"\"
+        return views.background_job(background.create_job(...))
+
+The docstring is the tool's description, the arguments model its input schema. `call` answers a tool call
+as a plain value: the body the tool returned (camelCase, as the route encodes it), or the API error envelope
+with `is_error` set, with the same codes as HTTP (the router's api/errors.py mapping). Only McpFunction
+(functions/mcp/) puts this behind the SDK, so no other function's cold start pays for it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+from msgspec import Struct
+from pydantic import BaseModel
+
+from skillcore.api import errors as documented
+from skillcore.api import http
+from skillcore.api.app import Caller
+from skillcore.api.errors import Documented, status_of
+from skillcore.errors import DomainError
+from skillcore.observability import logger
+
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+
+class Tool(Struct, frozen=True, kw_only=True):
+    name: str
+    description: str
+    arguments: type[BaseModel]
+    handler: Callable[[Caller, Any], Any]
+    errors: tuple[Documented, ...]
+
+    def input_schema(self) -> dict[str, Any]:
+        return self.arguments.model_json_schema(by_alias=True)
+
+    def documented_errors(self) -> tuple[Documented, ...]:
+        """Every error this tool can answer: argument validation, the tool's own, and `internal`."""
+        return tuple(dict.fromkeys((documented.VALIDATION_ERROR, *self.errors, documented.INTERNAL)))
+
+
+class ToolAnswer(Struct, frozen=True):
+    is_error: bool
+    body: dict[str, Any]  # the tool's body, or {"error": {"code", "message", "details"}}
+
+
+def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
+class Toolbox:
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool] = {}
+
+    def tool(
+        self, name: str, *, arguments: type[BaseModel], errors: tuple[Documented, ...] = ()
+    ) -> Callable[[Callable[[Caller, Any], Any]], Callable[[Caller, Any], Any]]:
+        """Registers `handler(caller, arguments) -> a response body Struct` as the tool `name`."""
+        if not TOOL_NAME.match(name):
+            raise ValueError(f"tool name {name!r} is not snake_case")
+        if name in self._tools:
+            raise ValueError(f"tool {name!r} is registered twice")
+
+        def register(handler: Callable[[Caller, Any], Any]) -> Callable[[Caller, Any], Any]:
+            description = " ".join((handler.__doc__ or "").split())
+            if not description:
+                raise ValueError(f"tool {name!r} needs a docstring: it is what the host's model reads")
+            self._tools[name] = Tool(name=name, description=description, arguments=arguments, handler=handler,
+                                     errors=errors)
+            return handler
+
+        return register
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(self._tools.values())
+
+    def call(self, caller: Caller, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
+        tool = self._tools.get(name)
+        if tool is None:
+            return ToolAnswer(True, error_body("unknown_tool", f"no tool named {name[:64]!r}"))
+        try:
+            parsed = http.parse(tool.arguments, arguments or {})
+            result = tool.handler(caller, parsed)
+            body = msgspec.to_builtins(result)
+            if not isinstance(body, dict):
+                raise TypeError(f"tool {name} returned {type(result).__name__}, not a response body")
+            return ToolAnswer(False, body)
+        except DomainError as error:
+            if Documented(status_of(error), error.code) not in tool.documented_errors():
+                logger.warning("undocumented error", extra={"tool": name, "code": error.code})
+            return ToolAnswer(True, error_body(error.code, error.message, error.details))
+        except Exception as error:  # noqa: BLE001 - the one place an unexpected tool error becomes `internal`
+            logger.exception("unhandled tool error", extra={"tool": name, "error_type": type(error).__name__})
+            return ToolAnswer(True, error_body("internal", "internal error"))
+

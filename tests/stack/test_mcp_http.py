@@ -1,0 +1,155 @@
+"""The MCP face over real HTTP (API.md section 4): the official MCP client (the `mcp` SDK's Client over
+Streamable HTTP) against the local gateway, with a local token, the way an agent host connects."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from .conftest import Caller, StackClient
+
+pytestmark = pytest.mark.stack
+
+EXPECTED_TOOLS = {"memory_recall", "schedule_goal_check_in"}
+
+
+class Host(Caller):
+    prefix = "mcp"
+
+    def grant(self, skill: str, code: str, granted: bool = True) -> None:
+        self.ok("PATCH", "/rpc/skills/permissions",
+                {"skillId": skill, "permissionCode": code, "scope": {"type": "user"}, "granted": granted})
+
+    def audit(self) -> list[dict[str, Any]]:
+        return self.ok("GET", "/rpc/skills/audit-events?limit=100")["items"]
+
+    def session(self, mode: str = "legacy", token: str | None = None) -> Client:
+        http_client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token or self.auth}"}, timeout=30)
+        return Client(streamable_http_client(f"{self.stack.url}/mcp", http_client=http_client), mode=mode)
+
+
+def run(flow: Any) -> Any:
+    return anyio.run(flow)
+
+
+@pytest.fixture
+def host(stack: StackClient) -> Host:
+    return Host(stack)
+
+
+def test_initialize_list_tools_recall_under_the_grant_and_refused_without_it(host: Host) -> None:
+    agent = host.agent()
+    host.ok("POST", f"/rpc/agents/{agent['agentId']}/memories",
+            {"title": "coffee", "content": "Alice likes oat milk flat whites", "importance": 4}, status=201)
+
+    async def flow() -> tuple[Any, ...]:
+        async with host.session() as client:
+            info = (client.server_info, client.protocol_version, client.server_capabilities)
+            tools = await client.list_tools()
+            refused = await client.call_tool("memory_recall", {"agentId": agent["agentId"], "question": "coffee"})
+            host.grant("memory-recall", "memory:read")
+            recalled = await client.call_tool("memory_recall", {"agentId": agent["agentId"], "question": "coffee"})
+            return info, tools, refused, recalled
+
+    info, tools, refused, recalled = run(flow)
+    server_info, protocol_version, capabilities = info
+    assert server_info is not None and server_info.name == "skillcore"
+    assert protocol_version.startswith("20") and capabilities.tools is not None
+    listed = {t.name: t for t in tools.tools}
+    assert set(listed) >= EXPECTED_TOOLS
+    assert listed["memory_recall"].input_schema["required"] == ["agentId", "question"]
+    assert "additionalProperties" in listed["memory_recall"].input_schema
+
+    assert refused.is_error is True
+    assert refused.structured_content["error"]["code"] == "permission_required"
+    assert refused.structured_content["error"]["details"]["missingPermissions"] == ["memory:read"]
+
+    assert recalled.is_error is False
+    memories = recalled.structured_content["memories"]
+    assert [m["content"] for m in memories] == ["Alice likes oat milk flat whites"]
+    assert recalled.structured_content["browsed"] is False
+
+    # The same audit as a chat turn's tool call: the denial, then the decision and the result.
+    tool_events = [e for e in host.audit() if e["action"] == "tool.execute"]
+    assert sorted(e["decision"] for e in tool_events) == ["allowed", "denied", "succeeded"]
+
+
+def test_schedule_a_check_in_with_the_grant_and_the_same_errors_as_http(host: Host) -> None:
+    agent = host.agent()
+    run_at = (datetime.now(UTC) + timedelta(hours=2)).replace(microsecond=0).isoformat()
+    arguments = {"agentId": agent["agentId"], "runAt": run_at, "note": "ship the MCP face"}
+
+    async def flow() -> tuple[Any, ...]:
+        async with host.session() as client:
+            refused = await client.call_tool("schedule_goal_check_in", arguments)
+            host.grant("goal-check-in-reminder", "proactive_message:write")
+            created = await client.call_tool("schedule_goal_check_in", arguments)
+            too_soon = await client.call_tool("schedule_goal_check_in", {**arguments, "runAt": datetime.now(UTC).isoformat()})
+            naive = await client.call_tool("schedule_goal_check_in", {**arguments, "runAt": "2030-01-01T09:00:00"})
+            stranger = await client.call_tool("schedule_goal_check_in", {**arguments, "agentId": "01NOTMINE"})
+            extra = await client.call_tool("schedule_goal_check_in", {**arguments, "conversationId": "c1"})
+            return refused, created, too_soon, naive, stranger, extra
+
+    refused, created, too_soon, naive, stranger, extra = run(flow)
+    assert refused.is_error and refused.structured_content["error"]["code"] == "permission_required"
+    assert created.is_error is False
+    job = created.structured_content
+    assert job["status"] == "scheduled" and job["agentId"] == agent["agentId"] and job["note"] == "ship the MCP face"
+    assert job["conversationId"] == agent["defaultConversationId"]
+    listed = host.ok("GET", "/rpc/skills/background-jobs")["items"]
+    assert [j["jobId"] for j in listed] == [job["jobId"]]
+    assert too_soon.structured_content["error"]["code"] == "run_at_out_of_range"
+    assert naive.structured_content["error"]["code"] == "validation_error"
+    assert stranger.structured_content["error"]["code"] == "agent_not_found"
+    assert extra.structured_content["error"]["code"] == "validation_error"
+    assert all(r.is_error for r in (too_soon, naive, stranger, extra))
+
+
+def test_the_user_is_the_token_subject_never_an_argument(host: Host, stack: StackClient) -> None:
+    agent = host.agent()
+    host.grant("memory-recall", "memory:read")
+    other = Host(stack)
+
+    async def flow() -> Any:
+        async with other.session() as client:
+            return await client.call_tool("memory_recall", {"agentId": agent["agentId"], "question": "x",
+                                                            "userId": host.user})
+
+    assert run(flow).structured_content["error"]["code"] == "validation_error"
+
+    async def plain() -> Any:
+        async with other.session() as client:
+            return await client.call_tool("memory_recall", {"agentId": agent["agentId"], "question": "x"})
+
+    assert run(plain).structured_content["error"]["code"] == "agent_not_found"  # someone else's agent
+
+
+def test_the_negotiating_client_mode_works_too(host: Host) -> None:
+    async def flow() -> Any:
+        async with host.session(mode="auto") as client:
+            return await client.list_tools()
+
+    assert {t.name for t in run(flow).tools} >= EXPECTED_TOOLS
+
+
+def test_without_a_token_or_with_a_bad_one_it_is_401(host: Host, stack: StackClient) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    status, payload = stack.call("POST", "/mcp", body, headers=headers)
+    assert status == 401 and payload["error"]["code"] == "unauthenticated"
+    status, _ = stack.call("POST", "/mcp", body, token=stack.token(host.user, secret="x" * 40), headers=headers)
+    assert status == 401
+
+    async def flow() -> None:
+        async with host.session(token="not-a-jwt-" + uuid.uuid4().hex) as client:
+            await client.list_tools()
+
+    with pytest.raises(BaseException):  # noqa: B017, PT011 - the client surfaces a 401 as its own error group
+        run(flow)
