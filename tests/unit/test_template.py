@@ -69,7 +69,7 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
 # Which function serves a contract route; every other contract route is RpcFunction's.
 ROUTE_OWNERS = {("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction"}
-BEDROCK_FUNCTIONS = {"ChatTurnFunction", "ScanFunction"}  # chat turns and automation runs call the model
+BEDROCK_FUNCTIONS = {"ChatTurnFunction", "WorkerFunction"}  # chat turns and automation runs call the model
 # DynamoDB item-level actions a function may be granted. TransactWriteItems/TransactGetItems are not IAM
 # actions: transactions are authorised per item by PutItem/UpdateItem/DeleteItem/ConditionCheckItem/GetItem.
 DYNAMODB_ITEM_ACTIONS = {
@@ -571,7 +571,7 @@ def test_an_unscoped_bedrock_grant_is_found(template: Template) -> None:
     bedrock = [s for s in statements(chat) if s["Action"] == "bedrock:InvokeModel"]
     bedrock[0]["Resource"].append("*")
     bedrock[1]["Condition"] = {"StringLike": {"bedrock:InferenceProfileArn": "*"}}
-    template["Resources"]["ScanFunction"]["Properties"]["Policies"] = [
+    template["Resources"]["WorkerFunction"]["Properties"]["Policies"] = [
         {"Statement": [{"Effect": "Allow", "Action": ["bedrock:*"], "Resource": "*"}]}
     ]
     template["Resources"]["RpcFunction"]["Properties"]["Policies"][0]["Statement"].append(
@@ -580,8 +580,8 @@ def test_an_unscoped_bedrock_grant_is_found(template: Template) -> None:
     problems = bedrock_problems(template)
     assert "ChatTurnFunction: Bedrock grant on '*' is not scoped to BedrockModelId" in problems
     assert any(p.startswith("ChatTurnFunction: Bedrock grant on {'Fn::Sub': 'arn:${AWS::Partition}:bedrock:*::") for p in problems)
-    assert "ScanFunction: Bedrock actions ['bedrock:*'], expected only bedrock:InvokeModel" in problems
-    assert "Bedrock granted to ['ChatTurnFunction', 'RpcFunction', 'ScanFunction'], expected ['ChatTurnFunction', 'ScanFunction']" in problems
+    assert "WorkerFunction: Bedrock actions ['bedrock:*'], expected only bedrock:InvokeModel" in problems
+    assert "Bedrock granted to ['ChatTurnFunction', 'RpcFunction', 'WorkerFunction'], expected ['ChatTurnFunction', 'WorkerFunction']" in problems
 
 
 def test_an_unguarded_use_of_a_conditional_resource_is_found(template: Template) -> None:
