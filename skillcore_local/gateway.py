@@ -494,7 +494,8 @@ class Gateway:
             raise crashes[0]
         if not isinstance(result, dict):
             return result
-        merged = {**dict.fromkeys(SCAN_SUMMARY_KEYS, 0), **result}
+        # The dispatcher's own summary (shards, messages) plus the counts its workers add up to.
+        merged = {**dict.fromkeys(SCAN_SUMMARY_KEYS, 0), **result} if "messages" in result else dict(result)
         for key, value in worked.items():
             if key in merged and not isinstance(merged[key], int):
                 continue

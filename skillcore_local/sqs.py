@@ -139,7 +139,8 @@ def mapping_config(template: dict[str, Any] | None = None) -> tuple[str, int, in
             if event.get("Type") != "SQS":
                 continue
             props = event.get("Properties") or {}
-            queue = resources[props["Queue"]["Fn::GetAtt"][0] if isinstance(props["Queue"], dict) else props["Queue"]]
+            target = props["Queue"]["Fn::GetAtt"] if isinstance(props["Queue"], dict) else props["Queue"]
+            queue = resources[target[0] if isinstance(target, list) else str(target).split(".")[0]]
             qprops = queue.get("Properties") or {}
             redrive = qprops.get("RedrivePolicy") or {}
             return (logical_id, int(props.get("BatchSize", 10)), int(redrive.get("maxReceiveCount", 3)),
