@@ -47,8 +47,11 @@ def lambda_handler(event: dict, context: LambdaContext) -> dict:
         work.handle(record.body, record.attributes.sent_timestamp, context.get_remaining_time_in_millis, summary)
 
     # A processor per invocation: it keeps the batch's records (the local stack runs invocations on threads).
-    response = process_partial_response(event=event, record_handler=record_handler,
-                                        processor=BatchProcessor(event_type=EventType.SQS), context=context)
+    # A batch whose every record failed is answered like any other (all listed), not raised: the invocation
+    # itself did not fail, and its summary still counts.
+    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    response = process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                        context=context)
     logger.info("shard work finished", extra=summary)
     # The event source mapping reads only `batchItemFailures`; the summary is for the local stack's drain.
     return {**response, "summary": summary}
