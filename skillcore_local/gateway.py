@@ -46,7 +46,12 @@ from skillcore_local.page import PageFiles
 from skillcore_local.page import handles as serves_page
 from skillcore_local.page import handles_local as serves_sign_in
 from skillcore_local.responses import HttpResponse, error_response, json_response, method_not_allowed
+from skillcore_local.sqs import QUEUE_URL, EventSource
 from skillcore_local.template import load_template
+
+# API.md section 3: what `POST /_local/scan` answers (skillcore/scan.py's SUMMARY_KEYS).
+SCAN_SUMMARY_KEYS = ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled", "automationRuns",
+                     "errors")
 
 MAX_REQUEST_BYTES = (
     10 * 1024 * 1024
@@ -439,6 +444,13 @@ class Gateway:
         self.page = PageFiles(jwt_secret=self.jwt_secret)
         self._server = _Server((host, port), _Handler, self)
         self._thread: threading.Thread | None = None
+        # The work queue and its event source mapping (skillcore_local/sqs.py), registered where the
+        # handlers' db/work_queue finds it (SKILLS_WORK_QUEUE_URL=local://WorkQueue).
+        self.work = EventSource(self.registry)
+        ensure_layer_on_path()
+        from skillcore.db.work_queue import register_local
+
+        register_local(QUEUE_URL, self.work.queue)
 
     @property
     def port(self) -> int:
@@ -472,8 +484,23 @@ class Gateway:
 
     # -- the scan, shared by /_local/scan and the schedule loop
     def run_scan(self, when: datetime | None = None) -> Any:
+        """The scan (it dispatches), then the work queue drained through WorkerFunction: the answer is the
+        scan's own summary plus the workers' counts. A worker that crashed (an injected crash) fails the
+        whole call, as the scan did when it worked itself; its messages were delivered again meanwhile."""
         spec = scheduled_function(self.registry.specs)
-        return self.registry.invoke(spec.logical_id, scheduled_event(when, rule_name=rule_name(spec)))
+        result = self.registry.invoke(spec.logical_id, scheduled_event(when, rule_name=rule_name(spec)))
+        worked, crashes = self.work.drain()
+        if crashes:
+            raise crashes[0]
+        if not isinstance(result, dict):
+            return result
+        # The dispatcher's own summary (shards, messages) plus the counts its workers add up to.
+        merged = {**dict.fromkeys(SCAN_SUMMARY_KEYS, 0), **result} if "messages" in result else dict(result)
+        for key, value in worked.items():
+            if key in merged and not isinstance(merged[key], int):
+                continue
+            merged[key] = int(merged.get(key, 0)) + value
+        return merged
 
     # -- request dispatch (called on the server's worker threads)
     def dispatch(

@@ -29,6 +29,8 @@ from skillcore_local.template import ROOT, ensure_tables, load_template
 LAYER_DIR = ROOT / "layers" / "skillcore"
 LOCAL_ACCOUNT = "123456789012"
 LOCAL_REGION = "us-east-1"
+# The work queue's URL locally: db/work_queue.py resolves it to the gateway's LocalQueue (skillcore_local/sqs.py).
+LOCAL_WORK_QUEUE_URL = "local://WorkQueue"
 LAMBDA_DEFAULT_TIMEOUT = 3  # seconds, Lambda's own default when neither the function nor Globals say
 LAMBDA_DEFAULT_MEMORY = 128
 
@@ -151,6 +153,7 @@ def function_env(
         {
             "SKILLS_DYNAMODB_ENDPOINT": dynamodb_endpoint,
             "SKILLS_LOCAL": "1",
+            "SKILLS_WORK_QUEUE_URL": LOCAL_WORK_QUEUE_URL,
             "SKILLS_MODEL": base.get("SKILLS_MODEL") or "offline",
             "AWS_REGION": base.get("AWS_REGION") or LOCAL_REGION,
             "AWS_DEFAULT_REGION": base.get("AWS_REGION") or base.get("AWS_DEFAULT_REGION") or LOCAL_REGION,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -78,3 +79,40 @@ def invoke(module: ModuleType, event: dict[str, Any]) -> tuple[int, Any]:
     response = module.lambda_handler(event, FakeContext())
     body = response.get("body")
     return response["statusCode"], (json.loads(body) if body else None)
+
+
+class ScanPath:
+    """The deployed scan path in one call: ScanFunction dispatches shard tasks to the work queue (moto's
+    SQS), then WorkerFunction receives them as SQS events until the queue is empty, deleting what its
+    partial batch response did not list as failed. Answers the workers' summed counts (API.md section 3)."""
+
+    def __init__(self) -> None:
+        import boto3
+
+        self.sqs = boto3.client("sqs", region_name="us-east-1")
+        os.environ["SKILLS_WORK_QUEUE_URL"] = self.sqs.create_queue(QueueName="skillcore-work")["QueueUrl"]
+        self.scan = load_function("ScanFunction")
+        self.worker = load_function("WorkerFunction")
+        self.automations = self.worker.work._automations
+
+    def lambda_handler(self, event: dict[str, Any], context: Any) -> dict[str, int]:
+        self.scan.lambda_handler(event, context)
+        url = os.environ["SKILLS_WORK_QUEUE_URL"]
+        total = dict.fromkeys(("recovered", "claimed", "succeeded", "retried", "failed", "cancelled",
+                               "automationRuns", "errors"), 0)
+        while True:
+            got = self.sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"],
+                                           VisibilityTimeout=0).get("Messages", [])
+            if not got:
+                return total
+            records = [{"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+                        "attributes": m.get("Attributes", {}), "messageAttributes": {}, "md5OfBody": m["MD5OfBody"],
+                        "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:skillcore-work",
+                        "awsRegion": "us-east-1"} for m in got]
+            response = self.worker.lambda_handler({"Records": records}, context)
+            failed = {f["itemIdentifier"] for f in response["batchItemFailures"]}
+            assert not failed, response  # these tests send no poison; a failure is a bug
+            for m in got:
+                self.sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
+            for key, value in response["summary"].items():
+                total[key] = total.get(key, 0) + value

@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from skillcore.clock import to_api_time
-from tests.support import invoke, load_event, load_function
+from tests.support import ScanPath, invoke, load_event, load_function
 
 
 class _Ctx:
@@ -22,7 +22,7 @@ class _Ctx:
 
 @pytest.fixture
 def fns(aws):
-    return load_function("RpcFunction"), load_function("ChatTurnFunction"), load_function("ScanFunction")
+    return load_function("RpcFunction"), load_function("ChatTurnFunction"), ScanPath()
 
 
 def t(value: str) -> datetime:

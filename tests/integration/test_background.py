@@ -12,7 +12,7 @@ import pytest
 
 from skillcore import faults
 from skillcore.clock import to_api_time
-from tests.support import invoke, load_event, load_function
+from tests.support import ScanPath, invoke, load_event, load_function
 
 T0 = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
 
@@ -20,7 +20,7 @@ T0 = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
 @pytest.fixture
 def fns(aws, monkeypatch):
     faults.clear()
-    rpc, scan = load_function("RpcFunction"), load_function("ScanFunction")
+    rpc, scan = load_function("RpcFunction"), ScanPath()
     yield rpc, scan
     faults.clear()
 

@@ -9,7 +9,7 @@ import pytest
 from tests.support import load_function
 
 
-@pytest.mark.parametrize("logical_id", ["RpcFunction", "ChatTurnFunction", "ScanFunction"])
+@pytest.mark.parametrize("logical_id", ["RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction"])
 def test_init_leaves_the_collector_enabled_and_its_objects_frozen(aws, logical_id: str) -> None:
     gc.unfreeze()
     collections_before = gc.get_stats()[2]["collections"]

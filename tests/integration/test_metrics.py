@@ -19,7 +19,7 @@ from skillcore import faults
 from skillcore.clock import to_api_time
 from skillcore.model.port import ModelError
 from skillcore.observability import logger, metrics
-from tests.support import invoke, load_event, load_function
+from tests.support import ScanPath, invoke, load_event, load_function
 
 CANARY = "CANARY-7f3a9c"  # in every chat message, memory, note and prompt of the canary test
 
@@ -42,6 +42,7 @@ class Output:
     """
 
     def __init__(self, capsys: pytest.CaptureFixture[str], logs: io.StringIO):
+        self.slot_delays: list[float] = []
         self._capsys, self._logs = capsys, logs
         self.lines: list[str] = []
 
@@ -63,6 +64,11 @@ class Output:
             (metric,) = directive["Metrics"]
             full = directive["Dimensions"][0]
             assert full[0] == "service" and doc["service"]
+            if metric["Name"] == "AutomationSlotDelay":  # a measurement per run, not an event count
+                assert full == ["service"] and metric["Unit"] == "Milliseconds"
+                assert all(isinstance(v, float) and v >= 0 for v in doc[metric["Name"]])
+                self.slot_delays += doc[metric["Name"]]
+                continue
             # Every document with a reason also declares its roll-up without it (what the alarms watch).
             expected = [full] + ([[d for d in full if d != "reason"]] if "reason" in full else [])
             assert directive["Dimensions"] == expected and metric["Unit"] == "Count"
@@ -100,7 +106,7 @@ def out(aws, capsys, monkeypatch) -> Iterator[Output]:
 
 @pytest.fixture
 def fns(aws):
-    return load_function("RpcFunction"), load_function("ChatTurnFunction"), load_function("ScanFunction")
+    return load_function("RpcFunction"), load_function("ChatTurnFunction"), ScanPath()
 
 
 class World:

@@ -84,8 +84,8 @@ ROUTE_OWNERS = {
     ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
     ("POST", "/mcp"): "McpFunction",
 }
-# Chat turns, automation runs and the capability draft generator call the model.
-BEDROCK_FUNCTIONS = {"ChatTurnFunction", "RpcFunction", "ScanFunction"}
+# Chat turns, automation runs (in the worker) and the capability draft generator call the model.
+BEDROCK_FUNCTIONS = {"ChatTurnFunction", "RpcFunction", "WorkerFunction"}
 # DynamoDB item-level actions a function may be granted. TransactWriteItems/TransactGetItems are not IAM
 # actions: transactions are authorised per item by PutItem/UpdateItem/DeleteItem/ConditionCheckItem/GetItem.
 DYNAMODB_ITEM_ACTIONS = {
@@ -625,7 +625,7 @@ def test_an_unscoped_bedrock_grant_is_found(template: Template) -> None:
     bedrock = [s for s in statements(chat) if s["Action"] == "bedrock:InvokeModel"]
     bedrock[0]["Resource"].append("*")
     bedrock[1]["Condition"] = {"StringLike": {"bedrock:InferenceProfileArn": "*"}}
-    template["Resources"]["ScanFunction"]["Properties"]["Policies"] = [
+    template["Resources"]["WorkerFunction"]["Properties"]["Policies"] = [
         {"Statement": [{"Effect": "Allow", "Action": ["bedrock:*"], "Resource": "*"}]}
     ]
     rpc = template["Resources"]["RpcFunction"]["Properties"]["Policies"][0]
@@ -633,8 +633,8 @@ def test_an_unscoped_bedrock_grant_is_found(template: Template) -> None:
     problems = bedrock_problems(template)
     assert "ChatTurnFunction: Bedrock grant on '*' is not scoped to BedrockModelId" in problems
     assert any(p.startswith("ChatTurnFunction: Bedrock grant on {'Fn::Sub': 'arn:${AWS::Partition}:bedrock:*::") for p in problems)
-    assert "ScanFunction: Bedrock actions ['bedrock:*'], expected only bedrock:InvokeModel" in problems
-    assert "Bedrock granted to ['ChatTurnFunction', 'ScanFunction'], expected ['ChatTurnFunction', 'RpcFunction', 'ScanFunction']" in problems
+    assert "WorkerFunction: Bedrock actions ['bedrock:*'], expected only bedrock:InvokeModel" in problems
+    assert "Bedrock granted to ['ChatTurnFunction', 'WorkerFunction'], expected ['ChatTurnFunction', 'RpcFunction', 'WorkerFunction']" in problems
 
 
 def test_an_unguarded_use_of_a_conditional_resource_is_found(template: Template) -> None:

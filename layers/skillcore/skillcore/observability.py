@@ -126,6 +126,15 @@ def automation_run(outcome: str, reason: str | None) -> None:
     _events.count(AUTOMATION_RUN, outcome=outcome, reason=reason or outcome)
 
 
+SLOT_DELAY = "AutomationSlotDelay"
+
+
+def slot_delay(milliseconds: int) -> None:
+    """From a run's slot (10:00 in the user's zone) to the end of its run: one value per run, so CloudWatch
+    can answer its p50/p99 (the alarm in template.yaml watches p99)."""
+    metrics.add_metric(name=SLOT_DELAY, unit="Milliseconds", value=milliseconds)
+
+
 def model_degraded(reason: str) -> None:
     _events.count(MODEL_DEGRADED, reason=reason)
 

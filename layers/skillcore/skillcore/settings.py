@@ -62,6 +62,16 @@ BOUNDS = {
     "bedrock_max_tokens": (512, 16, 8192),
     "history_messages": (20, 0, 100),
     "scan_batch_size": (20, 1, 100),
+    # The due index's shards (db/due_index.py): new writes use `due_shards`; readers walk up to the larger of
+    # it and `due_shards_previous`, the largest count items may still be under (8 before it was a setting).
+    "due_shards": (8, 1, 1024),
+    "due_shards_previous": (8, 1, 1024),
+    # A queue message older than this (by SQS's SentTimestamp) is stale: the next scan dispatches again.
+    "work_max_age_seconds": (600, 60, 86_400),
+    # Model calls the automation runs of one worker may start per minute (0: no throttle), see
+    # automation/throttle.py; a throttled run waits with backoff and jitter for at most this long.
+    "model_calls_per_minute": (0, 0, 1_000_000),
+    "model_wait_ms": (30_000, 0, 600_000),
 }
 
 
@@ -77,6 +87,13 @@ class Settings(Struct, frozen=True, kw_only=True):
     bedrock_max_tokens: int = BOUNDS["bedrock_max_tokens"][0]
     history_messages: int = BOUNDS["history_messages"][0]
     scan_batch_size: int = BOUNDS["scan_batch_size"][0]
+    due_shards: int = BOUNDS["due_shards"][0]
+    due_shards_previous: int = BOUNDS["due_shards_previous"][0]
+    work_max_age_seconds: int = BOUNDS["work_max_age_seconds"][0]
+    model_calls_per_minute: int = BOUNDS["model_calls_per_minute"][0]
+    model_wait_ms: int = BOUNDS["model_wait_ms"][0]
+    # The SQS queue of shard work (the scan sends, WorkerFunction receives); "" where nothing dispatches.
+    work_queue_url: str = ""
     local: bool = False
 
     def __post_init__(self) -> None:
@@ -101,6 +118,7 @@ class Settings(Struct, frozen=True, kw_only=True):
             bedrock_model_id=env.get("SKILLS_BEDROCK_MODEL_ID", DEFAULT_BEDROCK_MODEL_ID),
             bedrock_region=env.get("SKILLS_BEDROCK_REGION") or None,
             local=env.get("SKILLS_LOCAL", "") == "1",
+            work_queue_url=env.get("SKILLS_WORK_QUEUE_URL", ""),
             **numbers,
         )
 

@@ -10,6 +10,8 @@ skill that runs jobs (skills.automations.job_runner()) guards the run: without i
 from __future__ import annotations
 
 import random
+import time
+from collections import deque
 from collections.abc import Callable
 from datetime import datetime
 
@@ -24,7 +26,6 @@ from skillcore.db import automation as store
 from skillcore.db import conversations as conversation_store
 from skillcore.db import grants as grant_store
 from skillcore.db import users
-from skillcore.db.due_index import SHARDS
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import StoreError
 from skillcore.errors import ConcurrentUpdate
@@ -32,7 +33,7 @@ from skillcore.ids import new_id
 from skillcore.memory.ports import read_write_ports
 from skillcore.model.port import ChatModel, ModelError
 from skillcore.models import AgentCard
-from skillcore.observability import automation_run, job_keys, logger
+from skillcore.observability import automation_run, job_keys, logger, slot_delay
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide
 from skillcore.records import ScanFailures, UnreadableRecord
@@ -52,6 +53,7 @@ class AutomationRunner:
         self._retry = retry or RetryPolicy()
         self._rng = rng or random.Random()
         self._batch = batch_size
+        self.slot_delays_ms: deque[int] = deque(maxlen=100_000)  # for the bench; the metric is the product's
         # The tools' ports: the job runner's tools are the memory tools, bound to the Memories table.
         self._agent_turn = AgentTurn(
             db, skills, model, ports_for=ports_for or (lambda user, agent, now: read_write_ports(db, user, agent, now)),
@@ -61,37 +63,51 @@ class AutomationRunner:
     # -- the scan ------------------------------------------------------------------------------------
     def scan(self, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int,
              failures: ScanFailures | None = None) -> int:
-        """Runs every due slot it wins while time remains; returns the number of runs recorded. A job that
-        cannot be read or claimed is recorded in `failures` and skipped: it never stops the other users' jobs."""
+        """Runs every due slot it wins while time remains, shard by shard (`scan_shard`, the same code a
+        WorkerFunction runs for one queue message); returns the number of runs recorded."""
         failures = failures if failures is not None else ScanFailures()
+        runs = 0
+        shards = self._db.shards.read
+        start = self._rng.randrange(shards)
+        for offset in range(shards):
+            if remaining_ms() <= margin_ms:
+                break
+            done, _ = self.scan_shard((start + offset) % shards, now, remaining_ms, margin_ms=margin_ms,
+                                      failures=failures)
+            runs += done
+        return runs
+
+    def scan_shard(self, shard_no: int, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int,
+                   failures: ScanFailures) -> tuple[int, bool]:
+        """(runs recorded, whether due slots may be left because time ran short). A job that cannot be read
+        or claimed is recorded in `failures` and skipped: it never stops the other users' jobs."""
         skill_id = self._skills.automations.job_runner().manifest.skill_id
         runs = 0
-        start = self._rng.randrange(SHARDS)
-        for offset in range(SHARDS):
-            shard_no = (start + offset) % SHARDS
-            while remaining_ms() > margin_ms:
-                due = store.due_jobs(self._db, shard_no, now, limit=self._batch)
-                won = 0
-                for job in due:
-                    if remaining_ms() <= margin_ms:
-                        break
-                    if isinstance(job, UnreadableRecord):
-                        won += self._skip(failures, job.item_id, job, now)
+        while True:
+            if remaining_ms() <= margin_ms:
+                return runs, True
+            due = store.due_jobs(self._db, shard_no, now, limit=self._batch)
+            self._rng.shuffle(due)
+            won = 0
+            for job in due:
+                if remaining_ms() <= margin_ms:
+                    return runs, True
+                if isinstance(job, UnreadableRecord):
+                    won += self._skip(failures, job.item_id, job, now)
+                    continue
+                if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
+                    continue
+                try:
+                    claimed = self.claim(job, now)
+                    if claimed is None:
                         continue
-                    if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
-                        continue
-                    try:
-                        claimed = self.claim(job, now)
-                        if claimed is None:
-                            continue
-                        won += 1
-                        with job_keys(job_id=claimed.job_id, skill_id=skill_id):
-                            runs += self.run_slot(claimed, now)
-                    except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
-                        won += self._skip(failures, job.job_id, error, now)
-                if len(due) < self._batch or won == 0:
-                    break
-        return runs
+                    won += 1
+                    with job_keys(job_id=claimed.job_id, skill_id=skill_id):
+                        runs += self.run_slot(claimed, now)
+                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                    won += self._skip(failures, job.job_id, error, now)
+            if len(due) < self._batch or won == 0:
+                return runs, False
 
     def _skip(self, failures: ScanFailures, job_id: str, error: BaseException, now: datetime) -> int:
         """Records a job this scan cannot handle; 1 if it was new to this scan (progress), else 0."""
@@ -105,6 +121,7 @@ class AutomationRunner:
     def run_slot(self, job: AutomationJob, now: datetime) -> int:
         assert job.current_slot is not None
         slot = job.current_slot
+        started = time.monotonic()
         pending: list[AuditEvent] = []  # written with the run's outcome, in one transaction
         try:
             outcome = self.execute(job, slot, now, pending)
@@ -115,6 +132,12 @@ class AutomationRunner:
             logger.exception("automation run error", extra={"job_id": job.job_id, "error_type": type(error).__name__})
             outcome = RunOutcome(RunStatus.FAILED, "run_error")
         self.finish(job, slot, now, outcome, pending)
+        # The scan's "now" plus the time this run took: when the run ended, against when it was due.
+        delay_ms = max(0, int(((now - slot).total_seconds() + time.monotonic() - started) * 1000))
+        self.slot_delays_ms.append(delay_ms)
+        slot_delay(delay_ms)
+        logger.info("automation run finished", extra={"job_id": job.job_id, "run_id": run_id(job, slot),
+                                                       "status": outcome.status.value, "slot_delay_ms": delay_ms})
         return 1
 
     def finish(

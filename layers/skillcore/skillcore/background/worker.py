@@ -28,7 +28,6 @@ from skillcore.db import conversations as conversation_store
 from skillcore.db import grants as grant_store
 from skillcore.db import jobs as job_store
 from skillcore.db import messages as message_store
-from skillcore.db.due_index import SHARDS
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, StoreError, TransactionCanceled, TransactionFailed
 from skillcore.db.transact import Op, transact, write
@@ -90,60 +89,76 @@ class Worker:
     # -- the scan ------------------------------------------------------------------------------------
     def scan(self, now: datetime, remaining_ms: Callable[[], int] = lambda: 10**9,
              failures: ScanFailures | None = None) -> ScanSummary:
-        """`failures` collects the items this scan skipped (one job's failure never stops the others)."""
+        """Every shard in one invocation (the bench and the tests' scanner threads): lease recovery, then each
+        shard through `work_shard`, the same code a WorkerFunction runs for one queue message. `failures`
+        collects the items this scan skipped (one job's failure never stops the others)."""
         summary = ScanSummary()
         failures = failures if failures is not None else ScanFailures()
         self.recover(now, summary, failures)
-        # Each scanner walks the shards in its own random order and takes a batch's candidates in random
-        # order; when it loses a race it leaves that shard to whoever won and moves on. Concurrent scanners
-        # therefore spread out instead of queueing behind one another on the same index entries.
-        order = self._rng.sample(range(SHARDS), SHARDS)
-        exhausted: set[int] = set()
-        # Keep claiming while any shard still has due jobs and the invocation has time left.
-        while len(exhausted) < len(order) and remaining_ms() > SAFETY_MARGIN_MS:
-            for shard_no in order:
-                if shard_no in exhausted or remaining_ms() <= SAFETY_MARGIN_MS:
-                    continue
-                candidates = job_store.due_candidates(self._db, shard_no, now, limit=self._batch)
-                if not candidates:
-                    exhausted.add(shard_no)
-                    continue
-                self._rng.shuffle(candidates)
-                claimed_here = 0
-                for candidate in candidates:
-                    if isinstance(candidate, UnreadableRecord):
-                        claimed_here += self._skip(failures, candidate.item_id, candidate, now)
-                        continue
-                    lost_before = summary.lost_races
-                    try:
-                        job = self.claim(candidate, now, summary)
-                        if job is not None:
-                            claimed_here += 1
-                            with job_keys(job_id=job.job_id, skill_id=job.skill_id):
-                                self.run(job, now, summary)
-                    except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
-                        claimed_here += self._skip(failures, candidate.job_id, error, now)
-                        continue
-                    if job is None and summary.lost_races > lost_before:
-                        break  # another scanner works this shard: go elsewhere, come back later
-                else:
-                    if claimed_here == 0 and len(candidates) < self._batch:
-                        # Only stale entries (the index will catch up) or items this scan already skipped.
-                        exhausted.add(shard_no)
+        # Each scanner walks the shards in its own random order; a shard it leaves after a lost race (another
+        # scanner works it) is visited again later, so concurrent scanners spread out instead of queueing.
+        pending = self._rng.sample(range(self._db.shards.read), self._db.shards.read)
+        while pending and remaining_ms() > SAFETY_MARGIN_MS:
+            pending = [shard_no for shard_no in pending
+                       if self.work_shard(shard_no, now, remaining_ms, summary, failures, yield_on_race=True)]
         return summary
+
+    def work_shard(self, shard_no: int, now: datetime, remaining_ms: Callable[[], int], summary: ScanSummary,
+                   failures: ScanFailures, *, yield_on_race: bool = False) -> bool:
+        """Claims and runs the due jobs of one shard while time remains. True when due work may be left (time
+        ran short, or `yield_on_race` and another worker won a race here), False when the shard is drained.
+
+        Candidates come in random order, so two workers handed the same shard (a duplicate message, a
+        continuation racing a new scan) mostly claim different jobs; each claim is conditional either way."""
+        while True:
+            if remaining_ms() <= SAFETY_MARGIN_MS:
+                return True
+            candidates = job_store.due_candidates(self._db, shard_no, now, limit=self._batch)
+            if not candidates:
+                return False
+            self._rng.shuffle(candidates)
+            progress = 0
+            raced = False
+            for candidate in candidates:
+                if remaining_ms() <= SAFETY_MARGIN_MS:
+                    return True
+                if isinstance(candidate, UnreadableRecord):
+                    progress += self._skip(failures, candidate.item_id, candidate, now)
+                    continue
+                lost_before = summary.lost_races
+                try:
+                    job = self.claim(candidate, now, summary)
+                    if job is not None:
+                        progress += 1
+                        with job_keys(job_id=job.job_id, skill_id=job.skill_id):
+                            self.run(job, now, summary)
+                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                    progress += self._skip(failures, candidate.job_id, error, now)
+                    continue
+                if job is None and summary.lost_races > lost_before:
+                    raced = True
+                    if yield_on_race:
+                        return True  # another scanner works this shard: go elsewhere, come back later
+                    break  # read the shard again: what is left, in a new random order
+            if progress == 0 and not raced:
+                # Only stale entries (the index will catch up) or items this worker already skipped.
+                return False
 
     def recover(self, now: datetime, summary: ScanSummary, failures: ScanFailures | None = None) -> None:
         """Running jobs whose lease expired: their worker died. Retry them (or fail them at maxAttempts)."""
         failures = failures if failures is not None else ScanFailures()
-        for shard_no in range(SHARDS):
-            for candidate in job_store.expired_leases(self._db, shard_no, now, limit=100):
-                if isinstance(candidate, UnreadableRecord):
-                    self._skip(failures, candidate.item_id, candidate, now)
-                    continue
-                try:
-                    self._recover_one(candidate, now, summary)
-                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
-                    self._skip(failures, candidate.job_id, error, now)
+        for shard_no in range(self._db.shards.read):
+            self.recover_shard(shard_no, now, summary, failures)
+
+    def recover_shard(self, shard_no: int, now: datetime, summary: ScanSummary, failures: ScanFailures) -> None:
+        for candidate in job_store.expired_leases(self._db, shard_no, now, limit=100):
+            if isinstance(candidate, UnreadableRecord):
+                self._skip(failures, candidate.item_id, candidate, now)
+                continue
+            try:
+                self._recover_one(candidate, now, summary)
+            except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                self._skip(failures, candidate.job_id, error, now)
 
     def _recover_one(self, candidate: job_store.Candidate, now: datetime, summary: ScanSummary) -> None:
         job = job_store.get_job(self._db, candidate.job_id)
@@ -325,7 +340,7 @@ class Worker:
         if isinstance(outcome, Permanent):
             target, sets = JobStatus.FAILED, {"lastErrorCode": error_code, "completedAt": to_sort_time(now)}
         else:
-            target, sets = JobStatus.RETRYING, job_store.retry_sets(job.job_id, outcome.at, error_code)
+            target, sets = JobStatus.RETRYING, job_store.retry_sets(job.job_id, outcome.at, error_code, self._db.shards.write)
         op = job_store.transition_op(
             self._db, job.job_id, revision=job.revision, current=JobStatus.RUNNING, target=target, now=now,
             sets=sets, removes=job_store.LEASE_FIELDS,

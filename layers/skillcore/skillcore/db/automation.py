@@ -1,7 +1,7 @@
 """Automation jobs and runs tables.
 
 AutomationJobs: pk = jobId. GSIs: `byUser` (userId, createdSort) for the API; `due` (dueShard, dueAt),
-sparse: only active jobs carry it, sharded 8 ways like the background queue, so the scan reads exactly the
+sparse: only active jobs carry it, sharded like the background queue (db/due_index.py), so the scan reads exactly the
 due, active jobs with a Query. The job item is its own lease: a claim moves `nextRunAt` a lease ahead and
 records the slot in `currentSlot`, so a worker that dies leaves a job that is simply due again shortly.
 The default job's id is derived from the user id, so it can only ever be created once.
@@ -24,7 +24,7 @@ from skillcore.automation.models import (
 )
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db import due_index
-from skillcore.db.due_index import due_attrs, query_due
+from skillcore.db.due_index import SHARDS, due_attrs, query_due
 from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
@@ -34,7 +34,7 @@ from skillcore.records import UnreadableRecord, read_record, readable
 BY_USER = "byUser"
 
 
-def to_job_item(job: AutomationJob) -> dict[str, Any]:
+def to_job_item(job: AutomationJob, shards: int = SHARDS) -> dict[str, Any]:
     data: dict[str, Any] = {
         "pk": job.job_id, "userId": job.user_id, "title": job.title, "scheduleType": job.schedule_type,
         "localTime": job.local_time, "weekday": job.weekday, "timezone": job.timezone, "agentId": job.agent_id,
@@ -48,7 +48,7 @@ def to_job_item(job: AutomationJob) -> dict[str, Any]:
         "updatedAt": to_sort_time(job.updated_at), "createdSort": f"{to_sort_time(job.created_at)}#{job.job_id}",
     }
     if job.status is AutomationStatus.ACTIVE:
-        data |= due_attrs(job.job_id, job.next_run_at)
+        data |= due_attrs(job.job_id, job.next_run_at, shards)
     return to_item(data)
 
 
@@ -80,7 +80,7 @@ def _job(item: dict[str, Any]) -> AutomationJob:
 def create_job_op(db: Db, job: AutomationJob) -> dict[str, Any]:
     return {
         "Put": {
-            "TableName": db.tables.automation_jobs, "Item": to_job_item(job),
+            "TableName": db.tables.automation_jobs, "Item": to_job_item(job, db.shards.write),
             "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"},
         }
     }
@@ -109,7 +109,7 @@ def replace_job_op(db: Db, job: AutomationJob, *, expected_revision: int) -> dic
     """Writes the job's new state under optimistic concurrency (revision), keeping the due index in step."""
     return {
         "Put": {
-            "TableName": db.tables.automation_jobs, "Item": to_job_item(job),
+            "TableName": db.tables.automation_jobs, "Item": to_job_item(job, db.shards.write),
             "ConditionExpression": "#rev = :rev",
             "ExpressionAttributeNames": {"#rev": "revision"},
             "ExpressionAttributeValues": {":rev": to_value(expected_revision)},

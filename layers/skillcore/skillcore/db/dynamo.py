@@ -55,9 +55,25 @@ class StoreClient:
         return call
 
 
+SHARDS = 8  # the due-index shard count every item was written under before it became a setting
+
+
+class ShardLayout(Struct, frozen=True):
+    """The due index's shards (db/due_index.py). `write`: the count new writes use; `previous`: the largest
+    count items may still be written under. Readers walk `read` shards, so no item is lost to a change."""
+
+    write: int = SHARDS
+    previous: int = SHARDS
+
+    @property
+    def read(self) -> int:
+        return max(self.write, self.previous)
+
+
 class Db(Struct, frozen=True):
     client: Any
     tables: TableNames
+    shards: ShardLayout = ShardLayout()
 
     def __post_init__(self) -> None:
         if not isinstance(self.client, StoreClient):
@@ -75,7 +91,8 @@ def make_client(settings: Settings) -> Any:
 
 
 def make_db(settings: Settings) -> Db:
-    return Db(client=make_client(settings), tables=settings.tables)
+    return Db(client=make_client(settings), tables=settings.tables,
+              shards=ShardLayout(write=settings.due_shards, previous=settings.due_shards_previous))
 
 
 def _to_dynamo(value: Any) -> Any:

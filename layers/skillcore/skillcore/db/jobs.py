@@ -1,10 +1,11 @@
 """Jobs table: skill_background_jobs, the DynamoDB job queue.
 
 Key design: pk = jobId. Three global secondary indexes, two of them sparse:
-- `due`    hash `dueShard` ("due#0".."due#7"), range `dueAt` ("<nextAttemptAt ms>#<jobId>"): only jobs that are
-           scheduled or retrying carry these attributes, so the index holds exactly the claimable jobs.
-           Sharding by job id spreads one instant's jobs over 8 partitions; each scanner starts at its own
-           shard, so concurrent scanners mostly claim different jobs instead of racing for the same ones.
+- `due`    hash `dueShard` ("due#0".."due#<N-1>"), range `dueAt` ("<nextAttemptAt ms>#<jobId>"): only jobs that
+           are scheduled or retrying carry these attributes, so the index holds exactly the claimable jobs.
+           Sharding by job id spreads one instant's jobs over N partitions (N: db.shards, see
+           db/due_index.py); the dispatcher hands each due shard to a worker, so concurrent workers mostly
+           claim different jobs instead of racing for the same ones.
 - `leases` hash `leaseShard`, range `leaseAt` (lease expiry): only running jobs; the scan's lease recovery.
 - `byUser` hash `userId`, range `createdSort` ("<createdAt ms>#<jobId>"): a user's jobs, newest first.
 The due and lease indexes project `revision` and `status`, so a claim is one conditional UpdateItem
@@ -25,7 +26,7 @@ from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db import due_index
-from skillcore.db.due_index import due_attrs, query_due, shard
+from skillcore.db.due_index import SHARDS, due_attrs, query_due, shard
 from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
@@ -37,11 +38,11 @@ BY_USER = "byUser"
 LEASE = timedelta(minutes=2)
 
 
-def lease_attrs(job_id: str, lease_expires_at: datetime) -> dict[str, str]:
-    return {"leaseShard": f"lease#{shard(job_id)}", "leaseAt": f"{to_sort_time(lease_expires_at)}#{job_id}"}
+def lease_attrs(job_id: str, lease_expires_at: datetime, shards: int = SHARDS) -> dict[str, str]:
+    return {"leaseShard": f"lease#{shard(job_id, shards)}", "leaseAt": f"{to_sort_time(lease_expires_at)}#{job_id}"}
 
 
-def to_job_item(job: BackgroundJob) -> dict[str, Any]:
+def to_job_item(job: BackgroundJob, shards: int = SHARDS) -> dict[str, Any]:
     data: dict[str, Any] = {
         "pk": job.job_id, "userId": job.user_id, "skillId": job.skill_id, "skillVersion": job.skill_version,
         "agentId": job.agent_id, "conversationId": job.conversation_id, "grantId": job.grant_id,
@@ -53,7 +54,7 @@ def to_job_item(job: BackgroundJob) -> dict[str, Any]:
         "completedAt": to_sort_time(job.completed_at) if job.completed_at else None,
     }
     if job.status in DUE:
-        data |= due_attrs(job.job_id, job.next_attempt_at)
+        data |= due_attrs(job.job_id, job.next_attempt_at, shards)
     return to_item(data)
 
 
@@ -83,7 +84,7 @@ def _job(item: dict[str, Any]) -> BackgroundJob:
 def put_job_op(db: Db, job: BackgroundJob) -> dict[str, Any]:
     return {
         "Put": {
-            "TableName": db.tables.jobs, "Item": to_job_item(job),
+            "TableName": db.tables.jobs, "Item": to_job_item(job, db.shards.write),
             "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"},
         }
     }
@@ -218,13 +219,13 @@ def claim_op(db: Db, candidate: Candidate, now: datetime) -> dict[str, Any]:
     lease_until = now + LEASE
     return transition_op(
         db, candidate.job_id, revision=candidate.revision, current=DUE, target=JobStatus.RUNNING, now=now,
-        sets={"leaseExpiresAt": to_sort_time(lease_until), **lease_attrs(candidate.job_id, lease_until)},
+        sets={"leaseExpiresAt": to_sort_time(lease_until), **lease_attrs(candidate.job_id, lease_until, db.shards.write)},
         adds={"attempts": 1}, removes=("dueShard", "dueAt"), due_before=now,
     )
 
 
-def retry_sets(job_id: str, at: datetime, error_code: str) -> dict[str, Any]:
-    return {"nextAttemptAt": to_sort_time(at), "lastErrorCode": error_code, **due_attrs(job_id, at)}
+def retry_sets(job_id: str, at: datetime, error_code: str, shards: int = SHARDS) -> dict[str, Any]:
+    return {"nextAttemptAt": to_sort_time(at), "lastErrorCode": error_code, **due_attrs(job_id, at, shards)}
 
 
 LEASE_FIELDS = ("leaseShard", "leaseAt", "leaseExpiresAt")
