@@ -45,15 +45,27 @@ def ok(stack: StackClient, page: Page, method: str, path: str, body: Any = None,
 
 
 def grant(stack: StackClient, page: Page, skill_id: str, permission: str, granted: bool = True) -> None:
-    """The one place a test grants or revokes: through the API with the page's token, in the user's scope.
-    (When the Permissions section lands, this becomes its switch.)"""
-    ok(
-        stack,
-        page,
-        "PATCH",
-        "/rpc/skills/permissions",
-        {"skillId": skill_id, "permissionCode": permission, "scope": {"type": "user"}, "granted": granted},
-    )
+    """The one place a test grants or revokes: as a person would, with the permission's switch in the
+    Permissions section (user scope), then back to where the test was."""
+    back = page.url
+    page.goto(f"/skills/#/permissions?skill={skill_id}&permission={quote(permission)}")
+    switch = page.locator(f'[data-skill="{skill_id}"] [data-permission="{permission}"]')
+    expect(switch).to_be_focused()
+    want = "true" if granted else "false"
+    if switch.get_attribute("aria-checked") != want:
+        with page.expect_response(
+            lambda r: r.url.endswith("/rpc/skills/permissions") and r.request.method == "PATCH"
+        ) as answer:
+            switch.click()
+        assert answer.value.status == 200, answer.value.text()
+    expect(switch).to_have_attribute("aria-checked", want)
+    codes = {
+        (g["skillId"], g["permissionCode"])
+        for g in ok(stack, page, "GET", "/rpc/skills/permissions")["items"]
+        if g["status"] == "active" and g["scope"]["type"] == "user"
+    }
+    assert ((skill_id, permission) in codes) is granted
+    page.goto(back)
 
 
 def with_agent(page: Page, stack: StackClient, name: str = "Mika") -> dict[str, Any]:
