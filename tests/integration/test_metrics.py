@@ -307,6 +307,7 @@ def test_logs_carry_job_and_skill_ids_while_a_job_runs_and_the_scan_correlation_
     logs = out.logs()
     failed = [doc for doc in logs if doc.get("message") == "background attempt failed"]
     assert failed and failed[0]["skill_id"] == "goal-check-in-reminder" and failed[0]["job_id"]
-    finished = [doc for doc in logs if doc.get("message") == "scan finished"]
+    # The scan only dispatches now: its last line is the dispatch, carrying the scheduled event's id.
+    finished = [doc for doc in logs if doc.get("message") == "scan dispatched"]
     assert finished and "job_id" not in finished[0] and "skill_id" not in finished[0]
     assert finished[0]["correlation_id"] == load_event("scan_scheduled.json")["id"]
