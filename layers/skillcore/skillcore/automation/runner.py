@@ -13,11 +13,11 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from skillcore.automation.agent_turn import AgentTurn, PortsFor, TransientRunError
 from skillcore.automation.models import AutomationJob, AutomationStatus, RunStatus
-from skillcore.automation.slots import RunOutcome, claim, finish, run_id
+from skillcore.automation.slots import RunOutcome, claim, finish, run_id, slot_delay_ms
 from skillcore.automation.transcript import active_conversations, transcript, window_start
 from skillcore.background.lifecycle import RetryPolicy
 from skillcore.db import agents as agent_store
@@ -131,9 +131,10 @@ class AutomationRunner:
         except Exception as error:  # noqa: BLE001 - recorded as a failed run with its error context
             logger.exception("automation run error", extra={"job_id": job.job_id, "error_type": type(error).__name__})
             outcome = RunOutcome(RunStatus.FAILED, "run_error")
-        self.finish(job, slot, now, outcome, pending)
         # The scan's "now" plus the time this run took: when the run ended, against when it was due.
-        delay_ms = max(0, int(((now - slot).total_seconds() + time.monotonic() - started) * 1000))
+        ended = now + timedelta(seconds=time.monotonic() - started)
+        self.finish(job, slot, now, outcome, pending, ended=ended)
+        delay_ms = slot_delay_ms(slot, ended)
         self.slot_delays_ms.append(delay_ms)
         slot_delay(delay_ms)
         logger.info("automation run finished", extra={"job_id": job.job_id, "run_id": run_id(job, slot),
@@ -141,7 +142,8 @@ class AutomationRunner:
         return 1
 
     def finish(
-        self, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome, pending: list[AuditEvent]
+        self, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome, pending: list[AuditEvent],
+        *, ended: datetime | None = None,
     ) -> None:
         events = list(pending)
         if outcome.status is not RunStatus.SKIPPED:  # a skip's denial was audited when it was decided
@@ -150,7 +152,7 @@ class AutomationRunner:
                 job, now, decision, outcome.error_code or outcome.status.value,
                 AuditMetadata(run_id=run_id(job, slot), attempt=job.slot_attempts, error_code=outcome.error_code),
             ))
-        finish(self._db, self._retry, job, slot, now, outcome, events)
+        finish(self._db, self._retry, job, slot, now, outcome, events, ended=ended)
         automation_run(outcome.status.value, outcome.error_code)
 
     def execute(self, job: AutomationJob, slot: datetime, now: datetime, pending: list[AuditEvent]) -> RunOutcome:
