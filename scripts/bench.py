@@ -117,9 +117,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None,
                         help="due jobs per scheduler run (default 5000, --quick 500)")
     parser.add_argument("--reminders", type=int, default=None,
-                        help="scale: reminders due at the instant (default 20000, --quick 1500)")
+                        help="scale: reminders due at the instant (default 20000, --quick 300)")
     parser.add_argument("--slots", type=int, default=None,
-                        help="scale: automation slots due at the instant (default 2000, --quick 150)")
+                        help="scale: automation slots due at the instant (default 2000, --quick 30)")
     parser.add_argument("--workers", default="1,2,4,8", help="scale: worker counts, comma-separated (default 1,2,4,8)")
     args = parser.parse_args(argv)
     args.only = [s for s in SECTIONS if s in (args.only or SECTIONS)]
