@@ -6,9 +6,11 @@ memory ranking and the background scheduler, printed as one report with figures 
     python -m scripts.bench --only requests --only ranking
     python -m scripts.bench --only scheduler --jobs 2000
     python -m scripts.bench --only capabilities
+    python -m scripts.bench --only scale --quick          the burst through shard tasks, about 2 minutes
+    python -m scripts.bench --only scale --reminders 20000 --slots 2000 --workers 4,8
 
 Sections: cold, mcp (McpFunction against a bare MCP server), requests, latency, ranking, scheduler, automation,
-page (the Skills page's first load), capabilities (catalog, protocol, create over HTTP). The script asserts
+scale (a burst of reminders and automation slots drained through the dispatcher's shard tasks), page (the Skills page's first load), capabilities (catalog, protocol, create over HTTP). The script asserts
 nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
@@ -29,7 +31,8 @@ from importlib import metadata
 
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
-SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation", "page", "capabilities")
+SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation", "scale", "page",
+            "capabilities")
 
 
 def _load() -> str:
@@ -113,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"run only this section (repeatable): {', '.join(SECTIONS)}")
     parser.add_argument("--jobs", type=int, default=None,
                         help="due jobs per scheduler run (default 5000, --quick 500)")
+    parser.add_argument("--reminders", type=int, default=None,
+                        help="scale: reminders due at the instant (default 20000, --quick 300)")
+    parser.add_argument("--slots", type=int, default=None,
+                        help="scale: automation slots due at the instant (default 2000, --quick 30)")
+    parser.add_argument("--workers", default="1,2,4,8", help="scale: worker counts, comma-separated (default 1,2,4,8)")
     args = parser.parse_args(argv)
     args.only = [s for s in SECTIONS if s in (args.only or SECTIONS)]
     ensure_import_paths()
@@ -159,6 +167,12 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_automation.run(report, dynamo, quick=args.quick)
 
+    def scale() -> None:
+        from scripts import bench_scale
+
+        bench_scale.run(report, dynamo, quick=args.quick, reminders=args.reminders, slots=args.slots,
+                        workers=tuple(int(w) for w in args.workers.split(",") if w.strip()))
+
     def capabilities() -> None:
         from scripts import bench_capabilities
 
@@ -171,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
 
     runners: dict[str, Callable[[], None]] = {
         "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
-        "automation": automation, "page": page, "capabilities": capabilities,
+        "automation": automation, "scale": scale, "page": page, "capabilities": capabilities,
     }
     try:
         for name in args.only:

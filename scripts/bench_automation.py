@@ -19,7 +19,8 @@ SCANNERS = 4
 ACTIVE_SHARE = 0.1
 
 
-def seed(db: Any, *, users: int, slot: datetime, rng: random.Random) -> int:
+def seed(db: Any, *, users: int, slot: datetime, rng: random.Random, active_share: float = ACTIVE_SHARE,
+         shards: int | None = None) -> int:
     from skillcore.automation.models import AutomationConfig, AutomationJob, AutomationStatus
     from skillcore.db import agents, automation, conversations, grants, messages
     from skillcore.ids import new_id
@@ -36,7 +37,7 @@ def seed(db: Any, *, users: int, slot: datetime, rng: random.Random) -> int:
         user = f"burst-{i:05d}"
         agent_id, conv_id = new_id(created), new_id(created)
         card = AgentCard(agent_id=agent_id, name="Mika", persona="")
-        is_active = rng.random() < ACTIVE_SHARE
+        is_active = rng.random() < active_share
         active += is_active
         rows["agents"].append(agents.to_agent_item(Agent(
             user_id=user, agent_id=agent_id, name="Mika", persona="", default_conversation_id=conv_id,
@@ -49,7 +50,8 @@ def seed(db: Any, *, users: int, slot: datetime, rng: random.Random) -> int:
             grant_id=new_id(created), user_id=user, skill_id="memory-extraction", skill_version="1.0.0",
             permission_code="memory:write", scope=GrantScope.user(), status=GrantStatus.ACTIVE,
             granted_at=created, updated_at=created)))
-        rows["jobs"].append(automation.to_job_item(AutomationJob(
+        rows["jobs"].append((automation.to_job_item if shards is None else
+                             lambda j: automation.to_job_item(j, shards))(AutomationJob(
             job_id=default_job_id(user), user_id=user, title=DEFAULT_TITLE, schedule_type="daily",
             local_time="10:00", weekday=None, timezone="Asia/Shanghai", agent_id=None,
             config=AutomationConfig(prompt=DEFAULT_PROMPT, tools=DEFAULT_TOOLS), status=AutomationStatus.ACTIVE,

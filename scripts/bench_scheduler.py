@@ -79,8 +79,10 @@ def batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
         list(pool.map(write, chunks))
 
 
-def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random) -> dict[str, str]:
-    """Users, agents, conversations, grants and `jobs` due jobs; returns job id -> conversation id."""
+def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random, spread_seconds: float = 600,
+         shards: int | None = None, user_prefix: str = "bench-user") -> dict[str, str]:
+    """Users, agents, conversations, grants and `jobs` due jobs (due up to `spread_seconds` before `now`;
+    0: all at `now`), under `shards` due shards (default: the module's); returns job id -> conversation id."""
     from skillcore.background.lifecycle import JobStatus
     from skillcore.background.models import BackgroundJob
     from skillcore.db.agents import to_agent_item
@@ -100,7 +102,7 @@ def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random) -> dict[str, 
     agents, conversations, grants, job_items = [], [], [], []
     owners: list[tuple[str, Agent]] = []
     for u in range(users):
-        user_id = f"bench-user-{u:05d}"
+        user_id = f"{user_prefix}-{u:05d}"
         agent = Agent(
             user_id=user_id, agent_id=new_id(created), name=f"Agent {u}", persona="A calm, curious friend.",
             default_conversation_id=new_id(created), last_reply_at=None, created_at=created,
@@ -122,7 +124,7 @@ def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random) -> dict[str, 
     conversation_of: dict[str, str] = {}
     for j in range(jobs):
         grant_id, agent = owners[j % users]
-        due = now - timedelta(seconds=rng.uniform(1, 600))
+        due = now - timedelta(seconds=rng.uniform(1, spread_seconds)) if spread_seconds else now
         payload = definition.payload_model.model_validate({
             "agentId": agent.agent_id, "agentName": agent.name, "conversationId": agent.default_conversation_id,
             "note": f"每天跑步 30 分钟 / run 30 minutes a day #{j}",
@@ -134,7 +136,7 @@ def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random) -> dict[str, 
             next_attempt_at=due, attempts=0, max_attempts=definition.max_attempts, revision=1,
             created_at=created, updated_at=created,
         )
-        job_items.append(to_job_item(job))
+        job_items.append(to_job_item(job) if shards is None else to_job_item(job, shards))
         conversation_of[job.job_id] = job.conversation_id
     tables = db.tables
     for table, items in ((tables.agents, agents), (tables.conversations, conversations),

@@ -7,6 +7,9 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from skillcore.clock import to_api_time
+from skillcore.db import automation as automation_store
+from skillcore.db.dynamo import make_db
+from skillcore.settings import Settings
 from tests.support import ScanPath, invoke, load_event, load_function
 
 
@@ -119,6 +122,13 @@ def test_scan_at_the_slot_extracts_memories_and_advances(fns):
     assert all(m["source"] == "automation" for m in memories["items"])
     _, runs = invoke(rpc, load_event("rpc_list_automation_runs.json", path_ids={"JOB_ID": done["jobId"]}))
     assert [r["status"] for r in runs["items"]] == ["succeeded"]
+    # The run record keeps its slot delay (slot to end: the scan came 30 s after the slot), internal to the
+    # store (the runs view has API.md's fields only).
+    assert "slotDelayMs" not in runs["items"][0]
+    record = automation_store.get_run(make_db(Settings.from_env()), done["jobId"], next_slot)
+    assert record is not None and record.finished_at is not None
+    assert 30_000 <= record.slot_delay_ms < 60_000
+    assert record.slot_delay_ms == int((record.finished_at - next_slot).total_seconds() * 1000)
     auto_conv = runs["items"][0]["conversationIds"][0]
     # The user sees only the visible output; the admin sees the hidden input too.
     _, visible = invoke(rpc, load_event("rpc_list_messages.json", path_ids={"CONVERSATION_ID": auto_conv}))

@@ -10,6 +10,7 @@ queue message per shard; WorkerFunction runs each shard with the same conditiona
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Literal
@@ -108,8 +109,9 @@ def run_task(
             worker.recover_shard(task.shard, now, summary, failures)
         more = worker.work_shard(task.shard, now, remaining_ms, summary, failures)
     else:
+        # The task's "now" stands for the moment it was sent: its age is part of each run's slot delay.
         runs, more = automations.scan_shard(task.shard, now, remaining_ms, margin_ms=SAFETY_MARGIN_MS,
-                                            failures=failures)
+                                            failures=failures, since=time.monotonic() - max(0.0, age_seconds))
     continued = more and task.hop < MAX_HOPS
     if continued:
         # The rest of the shard, as of a "now" moved on by the time this invocation took, so the leases

@@ -117,6 +117,9 @@ class AutomationRun(Struct, frozen=True, kw_only=True):
     attempts: int = 1
     started_at: datetime
     finished_at: datetime | None = None
+    # From the slot to the run's end (the SlotDelay metric's value for this run); internal, not in the
+    # runs view (API.md lists that view's fields). None on records written before it was kept.
+    slot_delay_ms: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("job_id", "run_id"):
@@ -136,3 +139,5 @@ class AutomationRun(Struct, frozen=True, kw_only=True):
                 raise ValueError(f"{name} must be an aware datetime")
         if not checks.aware(self.finished_at, optional=True):
             raise ValueError("finished_at must be None or an aware datetime")
+        if self.slot_delay_ms is not None and not checks.integer(self.slot_delay_ms, 0):
+            raise ValueError("slot_delay_ms must be None or an integer >= 0")

@@ -13,11 +13,11 @@ import random
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from skillcore.automation.agent_turn import AgentTurn, PortsFor, TransientRunError
 from skillcore.automation.models import AutomationJob, AutomationStatus, RunStatus
-from skillcore.automation.slots import RunOutcome, claim, finish, run_id
+from skillcore.automation.slots import RunOutcome, claim, finish, run_id, slot_delay_ms
 from skillcore.automation.transcript import active_conversations, transcript, window_start
 from skillcore.background.lifecycle import RetryPolicy
 from skillcore.db import agents as agent_store
@@ -78,9 +78,13 @@ class AutomationRunner:
         return runs
 
     def scan_shard(self, shard_no: int, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int,
-                   failures: ScanFailures) -> tuple[int, bool]:
+                   failures: ScanFailures, since: float | None = None) -> tuple[int, bool]:
         """(runs recorded, whether due slots may be left because time ran short). A job that cannot be read
-        or claimed is recorded in `failures` and skipped: it never stops the other users' jobs."""
+        or claimed is recorded in `failures` and skipped: it never stops the other users' jobs.
+        `since`: the time.monotonic() instant that `now` stands for (default: this call's start; a worker
+        passes the queue message's age into it), so a run's end is `now` plus the time since then,
+        including the runs before it in this shard."""
+        since = time.monotonic() if since is None else since
         skill_id = self._skills.automations.job_runner().manifest.skill_id
         runs = 0
         while True:
@@ -103,7 +107,7 @@ class AutomationRunner:
                         continue
                     won += 1
                     with job_keys(job_id=claimed.job_id, skill_id=skill_id):
-                        runs += self.run_slot(claimed, now)
+                        runs += self.run_slot(claimed, now, since=since)
                 except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
                     won += self._skip(failures, job.job_id, error, now)
             if len(due) < self._batch or won == 0:
@@ -118,10 +122,10 @@ class AutomationRunner:
         return claim(self._db, job, now)
 
     # -- one slot --------------------------------------------------------------------------------------
-    def run_slot(self, job: AutomationJob, now: datetime) -> int:
+    def run_slot(self, job: AutomationJob, now: datetime, *, since: float | None = None) -> int:
         assert job.current_slot is not None
         slot = job.current_slot
-        started = time.monotonic()
+        started = time.monotonic() if since is None else since
         pending: list[AuditEvent] = []  # written with the run's outcome, in one transaction
         try:
             outcome = self.execute(job, slot, now, pending)
@@ -131,9 +135,11 @@ class AutomationRunner:
         except Exception as error:  # noqa: BLE001 - recorded as a failed run with its error context
             logger.exception("automation run error", extra={"job_id": job.job_id, "error_type": type(error).__name__})
             outcome = RunOutcome(RunStatus.FAILED, "run_error")
-        self.finish(job, slot, now, outcome, pending)
-        # The scan's "now" plus the time this run took: when the run ended, against when it was due.
-        delay_ms = max(0, int(((now - slot).total_seconds() + time.monotonic() - started) * 1000))
+        # The scan's "now" plus the time since it (this run's and the shard's earlier runs'): when the run
+        # ended, against when it was due.
+        ended = now + timedelta(seconds=time.monotonic() - started)
+        self.finish(job, slot, now, outcome, pending, ended=ended)
+        delay_ms = slot_delay_ms(slot, ended)
         self.slot_delays_ms.append(delay_ms)
         slot_delay(delay_ms)
         logger.info("automation run finished", extra={"job_id": job.job_id, "run_id": run_id(job, slot),
@@ -141,7 +147,8 @@ class AutomationRunner:
         return 1
 
     def finish(
-        self, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome, pending: list[AuditEvent]
+        self, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome, pending: list[AuditEvent],
+        *, ended: datetime | None = None,
     ) -> None:
         events = list(pending)
         if outcome.status is not RunStatus.SKIPPED:  # a skip's denial was audited when it was decided
@@ -150,7 +157,7 @@ class AutomationRunner:
                 job, now, decision, outcome.error_code or outcome.status.value,
                 AuditMetadata(run_id=run_id(job, slot), attempt=job.slot_attempts, error_code=outcome.error_code),
             ))
-        finish(self._db, self._retry, job, slot, now, outcome, events)
+        finish(self._db, self._retry, job, slot, now, outcome, events, ended=ended)
         automation_run(outcome.status.value, outcome.error_code)
 
     def execute(self, job: AutomationJob, slot: datetime, now: datetime, pending: list[AuditEvent]) -> RunOutcome:

@@ -44,6 +44,11 @@ def schedule_of(job: AutomationJob) -> Schedule:
                     timezone=job.timezone)
 
 
+def slot_delay_ms(slot: datetime, ended: datetime) -> int:
+    """From the slot to the run's end, in ms (0 for a run that ended before its slot, a skewed clock)."""
+    return max(0, int((ended - slot).total_seconds() * 1000))
+
+
 def run_id(job: AutomationJob, slot: datetime) -> str:
     return stable_id(job.job_id, to_sort_time(slot))
 
@@ -73,9 +78,12 @@ def claim(db: Db, job: AutomationJob, now: datetime) -> AutomationJob | None:
 
 def finish(
     db: Db, retry: RetryPolicy, job: AutomationJob, slot: datetime, now: datetime, outcome: RunOutcome,
-    events: list[AuditEvent],
+    events: list[AuditEvent], *, ended: datetime | None = None,
 ) -> None:
-    """Records the slot's run and moves the job on: to a retry of the same slot, or to its next slot."""
+    """Records the slot's run and moves the job on: to a retry of the same slot, or to its next slot.
+    `ended`: when the run ended (the scan's "now" plus the time the run took; default `now`); the record keeps
+    it as finishedAt and the slot delay (slot to end) as slotDelayMs."""
+    ended = ended or now
     schedule = schedule_of(job)
     regular_next = next_run(schedule, max(slot, now))
     retry_at = now + retry.delay(job.slot_attempts)
@@ -93,7 +101,8 @@ def finish(
     run = AutomationRun(
         job_id=job.job_id, run_id=run_id(job, slot), scheduled_slot=slot,
         status=outcome.status, error_code=outcome.error_code, conversation_ids=tuple(outcome.conversation_ids),
-        attempts=job.slot_attempts, started_at=now, finished_at=now,
+        attempts=job.slot_attempts, started_at=now, finished_at=ended,
+        slot_delay_ms=slot_delay_ms(slot, ended),
     )
     ops = [
         Op("automation_job", store.replace_job_op(db, updated, expected_revision=job.revision)),

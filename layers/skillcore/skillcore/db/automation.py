@@ -154,6 +154,7 @@ def to_run_item(run: AutomationRun) -> dict[str, Any]:
         "errorCode": run.error_code, "conversationIds": list(run.conversation_ids), "attempts": run.attempts,
         "startedAt": to_sort_time(run.started_at),
         "finishedAt": to_sort_time(run.finished_at) if run.finished_at else None,
+        "slotDelayMs": run.slot_delay_ms,
     })
 
 
@@ -168,6 +169,7 @@ def _run(item: dict[str, Any]) -> AutomationRun:
         conversation_ids=tuple(item.get("conversationIds", [])), attempts=int(item.get("attempts", 1)),
         started_at=parse_time(item["startedAt"]),
         finished_at=parse_time(item["finishedAt"]) if item.get("finishedAt") else None,
+        slot_delay_ms=int(item["slotDelayMs"]) if item.get("slotDelayMs") is not None else None,
     )
 
 

@@ -1,0 +1,349 @@
+"""`make bench` section "scale" (issue 13, point 5): a burst due at one instant, drained through the
+dispatcher's shard tasks by 1, 2, 4 and 8 concurrent workers against DynamoDB Local.
+
+Each run gets fresh tables and seeds R goal reminders (all due at the same instant) and S default memory
+jobs (all due at the same 10:00 Asia/Shanghai slot; every user chatted, so every run calls the model).
+`dispatch.find_work` (the ScanFunction's code) turns the due shards into shard tasks; W worker threads
+take tasks from one queue and run each with `dispatch.run_task` (WorkerFunction's code), each worker
+with its own boto3 clients (one for reminders, one for automation runs, so their requests are counted
+apart) and a Lambda-like time budget, so a long shard is handed on as a continuation task.
+
+The model stand-in takes MODEL_MS per call and sits behind one shared `RateLimiter` (the Bedrock quota,
+MODEL_RPM), each worker with its own `ThrottledModel` (backoff with jitter). Capacity units are DynamoDB
+Local's own ConsumedCapacity (ReturnConsumedCapacity=TOTAL added to every call that takes it).
+
+Checks per run: every reminder wrote exactly one background message in its conversation (duplicates 0,
+lost 0), every slot was won exactly once and has one run record (duplicates 0, lost 0), and one
+automation reply per succeeded run. Slot delay p50/p99 come from the run records' slotDelayMs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import queue
+import random
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from scripts.bench_common import Report, RequestCounter, SharedDynamo, env_scope
+from scripts.bench_scheduler import _scan_all, verify
+from scripts.bench_scheduler import seed as seed_reminders
+
+SECTION = "scale"
+WORKER_COUNTS = (1, 2, 4, 8)
+SHARDS = 32
+MODEL_MS = 100  # the stand-in's fixed time per call
+MODEL_RPM = 120  # the shared rate limit (2 calls/s): one worker stays under it, 4 and 8 do not
+TASK_BUDGET_MS = 20_000 + 10_000  # SAFETY_MARGIN_MS + 10 s of work per task, then a continuation
+WITH_CAPACITY = {"GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan", "BatchGetItem",
+                 "BatchWriteItem", "TransactWriteItems", "TransactGetItems"}
+
+
+def sizes(quick: bool) -> tuple[int, int]:
+    return (300, 30) if quick else (20_000, 2_000)
+
+
+class CapacityCounter:
+    """Sums ConsumedCapacity (capacity units) of every call of the clients it is attached to."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.units = 0.0
+        self.read = 0.0
+        self.write = 0.0
+
+    def attach(self, client: Any) -> None:
+        client.meta.events.register("before-parameter-build.dynamodb", self._ask)
+        client.meta.events.register("after-call.dynamodb", self._add)
+
+    @staticmethod
+    def _ask(params: dict[str, Any], model: Any = None, **_: Any) -> None:
+        if model is not None and model.name in WITH_CAPACITY:
+            params.setdefault("ReturnConsumedCapacity", "TOTAL")
+
+    def _add(self, parsed: dict[str, Any] | None = None, **_: Any) -> None:
+        consumed = (parsed or {}).get("ConsumedCapacity")
+        entries = consumed if isinstance(consumed, list) else [consumed] if consumed else []
+        with self._lock:
+            for entry in entries:
+                self.units += float(entry.get("CapacityUnits", 0))
+                self.read += float(entry.get("ReadCapacityUnits", 0))
+                self.write += float(entry.get("WriteCapacityUnits", 0))
+
+
+class SlowModel:
+    """The model stand-in: the offline model's answer after a fixed MODEL_MS."""
+
+    def __init__(self, model: Any, ms: int) -> None:
+        self._model = model
+        self._seconds = ms / 1000
+        self.calls = 0
+
+    def converse(self, request: Any) -> Any:
+        time.sleep(self._seconds)
+        self.calls += 1
+        return self._model.converse(request)
+
+
+@dataclass
+class ScaleRun:
+    workers: int
+    reminders: int
+    slots: int
+    seconds: float = 0.0
+    tasks: int = 0
+    continuations: int = 0
+    summary: Counter[str] = field(default_factory=Counter)
+    slot_claims: int = 0
+    slot_lost: int = 0
+    runs: int = 0
+    model_calls: int = 0
+    throttle_waits: int = 0
+    bg_requests: Counter[str] = field(default_factory=Counter)
+    auto_requests: Counter[str] = field(default_factory=Counter)
+    bg_units: float = 0.0
+    auto_units: float = 0.0
+    dispatch_requests: int = 0
+    delays_ms: list[int] = field(default_factory=list)
+    reminder_check: dict[str, Any] = field(default_factory=dict)
+    slot_check: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def jobs(self) -> int:
+        return self.reminders + self.slots
+
+
+def _pct(values: list[int], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return float(ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))])
+
+
+def drain(dynamo: SharedDynamo, *, workers: int, reminders: int, slots: int, rng: random.Random) -> ScaleRun:
+    from scripts.bench_automation import seed as seed_slots
+    from skillcore.automation.offline_extraction import plan
+    from skillcore.automation.runner import AutomationRunner
+    from skillcore.automation.throttle import RateLimiter, ThrottledModel
+    from skillcore.background.worker import ScanSummary, Worker
+    from skillcore.db.dynamo import make_db
+    from skillcore.dispatch import ShardTask, find_work, run_task
+    from skillcore.model.offline import OfflineModel
+    from skillcore.settings import Settings
+    from skillcore.skills.builtin import SKILLS
+
+    env = dynamo.function_env(dynamo.fresh_tables("scale"))
+    env["SKILLS_DUE_SHARDS"] = env["SKILLS_DUE_SHARDS_PREVIOUS"] = str(SHARDS)
+    settings = Settings.from_env(env)
+    result = ScaleRun(workers, reminders, slots)
+    bg_counter, auto_counter, dispatch_counter = RequestCounter(), RequestCounter(), RequestCounter()
+    bg_units, auto_units = CapacityCounter(), CapacityCounter()
+    limiter = RateLimiter(MODEL_RPM)
+    stand_ins: list[SlowModel] = []
+    throttles: list[ThrottledModel] = []
+    wins: Counter[str] = Counter()
+    lost = [0]
+    claims_lock = threading.Lock()
+
+    class CountingRunner(AutomationRunner):
+        def claim(self, job: Any, now: datetime) -> Any:
+            claimed = super().claim(job, now)
+            with claims_lock:
+                if claimed is None:
+                    lost[0] += 1
+                else:
+                    wins[job.job_id] += 1
+            return claimed
+
+    pairs: list[tuple[Any, Any]] = []
+    with env_scope(env):
+        seeder = make_db(settings)
+        dispatcher = make_db(settings)
+        dispatch_counter.attach(dispatcher.client)
+        for _ in range(workers):  # made one after another: boto3's default session is not thread-safe
+            bg_db, auto_db = make_db(settings), make_db(settings)
+            bg_counter.attach(bg_db.client)
+            bg_units.attach(bg_db.client)
+            auto_counter.attach(auto_db.client)
+            auto_units.attach(auto_db.client)
+            stand_in = SlowModel(OfflineModel(tool_planner=plan), MODEL_MS)
+            model = ThrottledModel(stand_in, limiter, max_wait_ms=settings.model_wait_ms,
+                                   rng=random.Random(rng.random()))
+            stand_ins.append(stand_in)
+            throttles.append(model)
+            pairs.append((Worker(bg_db, SKILLS.background, batch_size=settings.scan_batch_size),
+                          CountingRunner(auto_db, SKILLS, model, batch_size=settings.scan_batch_size,
+                                         rng=random.Random(rng.random()))))
+
+    # The instant: a 10:00 Asia/Shanghai slot (02:00 UTC) a second ago; the reminders are due then too.
+    slot = datetime.now(UTC).replace(hour=2, minute=0, second=0, microsecond=0) - timedelta(days=1)
+    now = slot + timedelta(seconds=1)
+    conversation_of = seed_reminders(seeder, jobs=reminders, now=slot, rng=rng, spread_seconds=0, shards=SHARDS)
+    seed_slots(seeder, users=slots, slot=slot, rng=rng, active_share=1.0, shards=SHARDS)
+
+    tasks: queue.SimpleQueue[tuple[str, float]] = queue.SimpleQueue()
+    busy = [0]
+    busy_lock = threading.Lock()
+    continuations = [0]
+
+    class _Queue:
+        def send(self, bodies: Any) -> None:
+            for body in bodies:
+                tasks.put((body, time.monotonic()))
+
+    class _Continuations(_Queue):
+        def send(self, bodies: Any) -> None:
+            with busy_lock:
+                continuations[0] += len(bodies)
+            super().send(bodies)
+
+    began = time.perf_counter()
+    shard_tasks = find_work(dispatcher, now)
+    _Queue().send([t.encode() for t in shard_tasks])
+    result.tasks = len(shard_tasks)
+    summaries = [ScanSummary() for _ in range(workers)]
+    errors: list[BaseException] = []
+
+    def work(index: int) -> None:
+        worker, runner = pairs[index]
+        total = summaries[index]
+        try:
+            while True:
+                with busy_lock:
+                    try:
+                        body, sent = tasks.get_nowait()
+                        busy[0] += 1
+                    except queue.Empty:
+                        if busy[0] == 0:
+                            return
+                        body = ""
+                if not body:
+                    time.sleep(0.01)
+                    continue
+                try:
+                    deadline = time.monotonic() + TASK_BUDGET_MS / 1000
+                    done = run_task(ShardTask.decode(body), worker, runner, _Continuations(),  # type: ignore[arg-type]
+                                    lambda deadline=deadline: int((deadline - time.monotonic()) * 1000),
+                                    age_seconds=time.monotonic() - sent, max_age_seconds=3600)
+                    for name in ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled",
+                                 "lost_races"):
+                        setattr(total, name, getattr(total, name) + getattr(done.summary, name))
+                finally:
+                    with busy_lock:
+                        busy[0] -= 1
+        except BaseException as error:  # noqa: BLE001 - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,), name=f"worker-{i}") for i in range(workers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    result.seconds = time.perf_counter() - began
+    if errors:
+        raise RuntimeError(f"a worker failed: {errors[0]!r}") from errors[0]
+    for s in summaries:
+        result.summary.update(s.as_dict())
+    result.continuations = continuations[0]
+    result.slot_claims = sum(wins.values())
+    result.slot_lost = lost[0]
+    result.model_calls = sum(m.calls for m in stand_ins)
+    result.throttle_waits = sum(t.waits for t in throttles)
+    result.bg_requests = Counter(bg_counter.operations)
+    result.auto_requests = Counter(auto_counter.operations)
+    result.dispatch_requests = sum(dispatch_counter.operations.values())
+    result.bg_units, result.auto_units = bg_units.units, auto_units.units
+    result.reminder_check = verify(seeder, conversation_of)
+    result.slot_check, result.delays_ms = check_slots(seeder, slots, wins)
+    result.runs = result.slot_check["runs"]
+    return result
+
+
+def check_slots(db: Any, slots: int, wins: Counter[str]) -> tuple[dict[str, Any], list[int]]:
+    """Every default job won once, one run record each, one automation reply per succeeded run."""
+    tables = db.tables
+    runs = _scan_all(db.client, tables.automation_runs, "#pk, #st, #d",
+                     {"#pk": "pk", "#st": "status", "#d": "slotDelayMs"})
+    per_job = Counter(i["pk"]["S"] for i in runs)
+    statuses = Counter(i["status"]["S"] for i in runs)
+    delays = [int(i["slotDelayMs"]["N"]) for i in runs if "slotDelayMs" in i]
+    messages = _scan_all(db.client, tables.messages, "#o, #r", {"#o": "origin", "#r": "role"})
+    replies = sum(1 for i in messages if i.get("origin", {}).get("S") == "automation"
+                  and i.get("role", {}).get("S") == "assistant")
+    duplicated = sum(1 for n in wins.values() if n > 1) + sum(1 for n in per_job.values() if n > 1)
+    lost = slots - len(per_job)
+    ok = (len(wins) == slots and duplicated == 0 and lost == 0 and len(delays) == len(runs)
+          and replies == statuses.get("succeeded", 0))
+    return ({"ok": ok, "runs": len(runs), "statuses": dict(statuses), "duplicated": duplicated, "lost": lost,
+             "replies": replies}, delays)
+
+
+def run(report: Report, dynamo: SharedDynamo, *, quick: bool, reminders: int | None = None,
+        slots: int | None = None, workers: tuple[int, ...] = WORKER_COUNTS) -> list[ScaleRun]:
+    default_reminders, default_slots = sizes(quick)
+    reminders = reminders or default_reminders
+    slots = slots or default_slots
+    report.heading(f"Scale: {reminders:,} reminders and {slots:,} automation slots due at one instant, drained"
+                   f" through shard tasks by {', '.join(map(str, workers))} workers")
+    report.line(f"  {SHARDS} due shards; model stand-in {MODEL_MS} ms per call behind a shared limit of"
+                f" {MODEL_RPM:,} calls/min; task budget {TASK_BUDGET_MS / 1000:.0f} s (20 s margin), then a"
+                " continuation; every slot's user chatted (each run calls the model)")
+    rng = random.Random(13)
+    results: list[ScaleRun] = []
+    for count in workers:
+        # The handlers' log lines and metric flushes (EMF to stdout) would drown the report.
+        with contextlib.redirect_stdout(io.StringIO()):
+            r = drain(dynamo, workers=count, reminders=reminders, slots=slots, rng=rng)
+        results.append(r)
+        report.line(f"  [{count} worker(s): {r.summary['succeeded']} reminders + {r.runs} runs in {r.seconds:.1f} s]")
+    base = results[0]
+    rows = []
+    for r in results:
+        done = r.summary["succeeded"] + r.runs
+        bg_req = sum(r.bg_requests.values()) / max(1, r.summary["succeeded"])
+        auto_req = sum(r.auto_requests.values()) / max(1, r.runs)
+        claims = r.summary["claimed"] + r.slot_claims
+        races = r.summary["lost_races"] + r.slot_lost
+        dup = r.reminder_check["duplicated"] + r.slot_check["duplicated"]
+        lost = r.reminder_check["missing"] + r.slot_check["lost"]
+        rows.append((
+            r.workers, f"{r.seconds:.1f}", f"{done / r.seconds:.1f}", f"{(done / r.seconds) / (base.jobs / base.seconds):.2f}",
+            f"{bg_req:.2f}", f"{r.bg_units / max(1, r.summary['succeeded']):.1f}", f"{auto_req:.2f}",
+            f"{r.auto_units / max(1, r.runs):.1f}", f"{races / max(1, claims):.3f}", dup, lost,
+            f"{_pct(r.delays_ms, 0.5) / 1000:.1f}", f"{_pct(r.delays_ms, 0.99) / 1000:.1f}",
+            f"{r.tasks}+{r.continuations}", r.throttle_waits,
+        ))
+    report.table(["workers", "seconds", "jobs/s", "vs 1", "req/reminder", "CU/reminder", "req/run", "CU/run",
+                  "lost races/claim", "duplicates", "lost", "delay p50 s", "delay p99 s", "tasks+cont.",
+                  "throttle waits"], rows)
+    report.line()
+    for r in results:
+        report.line(f"  {r.workers} worker(s): reminders {r.summary['succeeded']:,} at"
+                    f" {r.summary['succeeded'] / r.seconds:.1f}/s; runs {r.runs:,} {r.slot_check['statuses']},"
+                    f" model calls {r.model_calls:,} ({r.model_calls / r.seconds * 60:,.0f}/min of {MODEL_RPM:,});"
+                    f" dispatch {r.dispatch_requests} requests for {r.tasks} tasks")
+        report.line("    reminder requests: " + ", ".join(
+            f"{op} {n / max(1, r.summary['succeeded']):.2f}" for op, n in r.bg_requests.most_common()))
+        report.line("    run requests:      " + ", ".join(
+            f"{op} {n / max(1, r.runs):.2f}" for op, n in r.auto_requests.most_common()))
+        v, s = r.reminder_check, r.slot_check
+        report.line(f"    check: reminders {'OK' if v['ok'] else 'FAILED'} ({v['messages']} messages, missing"
+                    f" {v['missing']}, duplicated {v['duplicated']}); slots {'OK' if s['ok'] else 'FAILED'}"
+                    f" ({s['runs']} run records, lost {s['lost']}, duplicated {s['duplicated']},"
+                    f" {s['replies']} replies)")
+    report.line()
+    for r in results:
+        ok = bool(r.reminder_check["ok"] and r.slot_check["ok"])
+        report.verdict(SECTION, f"no duplicates, none lost ({r.workers} worker(s))", "yes" if ok else "no", "yes", ok)
+    top = results[-1]
+    scaling = (top.jobs / top.seconds) / (base.jobs / base.seconds)
+    report.line(f"  {top.workers} workers vs {base.workers}: {scaling:.2f}x throughput: "
+                + report.verdict(SECTION, f"{top.workers}-worker / {base.workers}-worker throughput",
+                                 f"{scaling:.2f}", "> 1.5", scaling > 1.5))
+    return results
+
