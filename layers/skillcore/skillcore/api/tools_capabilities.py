@@ -17,9 +17,9 @@ from skillcore.api import errors as e
 from skillcore.api.app import Caller
 from skillcore.api.requests.tools import (
     CapabilityProtocolArguments,
-    NoArguments,
     ConfirmDraftArguments,
     GenerateDraftArguments,
+    NoArguments,
     StartCreateArguments,
 )
 from skillcore.api.routes_capabilities import CREATE, CapabilityRouteDeps

@@ -5,8 +5,13 @@ from typing import Annotated
 from pydantic import AwareDatetime, Field, StringConstraints
 
 from skillcore.api.requests import Id, Strict
-from skillcore.api.requests.capabilities import CAPABILITY_ID, ConfirmDraft, GenerateDraft, HostProfile, StartDraft
-
+from skillcore.api.requests.capabilities import (
+    CAPABILITY_ID,
+    ConfirmDraft,
+    GenerateDraft,
+    HostProfile,
+    StartDraft,
+)
 
 
 class NoArguments(Strict):
