@@ -9,18 +9,26 @@ from skillcore import init_phase
 
 init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
 
+import functools
+
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mcp_face import build_server, serve
 
 from skillcore import VERSION
-from skillcore.api import http, tools_core
+from skillcore.api import http, tools_capabilities, tools_core
 from skillcore.api.errors import envelope
+from skillcore.api.routes_capabilities import CapabilityRouteDeps
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.toolbox import Toolbox
+from skillcore.capabilities import offline_drafter
+from skillcore.capabilities.catalog import CatalogDeps
+from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
+from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.errors import Unauthenticated
+from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
@@ -29,6 +37,15 @@ settings = Settings.from_env()
 db = make_db(settings)
 toolbox = Toolbox()
 tools_core.register(toolbox, SkillDeps(db=db, skills=SKILLS, clock=system_clock))
+# The catalog and the creation flow, built as RpcFunction builds them for its routes (functions/rpc/app.py): the
+# draft generator's model (offline: the deterministic drafter) is made on the first draft request.
+capability_deps = CapabilityDeps(db=db, registered=frozenset(m.skill_id for m in SKILLS.manifests()))
+draft_model = functools.cache(lambda: make_model(settings, read_timeout=DRAFT_READ_TIMEOUT_S,
+                                                 tool_planner=offline_drafter.plan))
+tools_capabilities.register(toolbox, CapabilityRouteDeps(
+    capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock,
+    drafts=DraftDeps(capabilities=capability_deps, model=draft_model,
+                     max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))))
 server = build_server(toolbox, name="skillcore", version=VERSION)
 
 init_phase.end()

@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from tests.integration.test_capability_catalog import CATALOG, activate, protocol
+from tests.integration.test_user_capabilities import BASE, call
 from tests.support import FakeContext, invoke, load_event, load_function
 
 
@@ -54,7 +56,9 @@ def test_initialize_and_list_tools_in_two_invocations_of_one_instance(fns):
     assert init["protocolVersion"] == "2025-11-25"
     for _ in range(2):  # a second invocation runs a new session manager (one can only run once)
         tools = rpc_call(mcp, load_event("mcp_tools_list.json"))["result"]["tools"]
-        assert {"memory_recall", "schedule_goal_check_in"} <= {t["name"] for t in tools}
+        assert {t["name"] for t in tools} == {"list_capabilities", "get_capability_protocol", "start_create",
+                                              "generate_draft", "confirm_draft", "memory_recall",
+                                              "schedule_goal_check_in"}
         recall = next(t for t in tools if t["name"] == "memory_recall")
         assert recall["inputSchema"]["properties"].keys() == {"agentId", "question"}
         assert recall["inputSchema"]["additionalProperties"] is False
@@ -133,3 +137,55 @@ def test_a_session_manager_runs_once_which_is_why_each_invocation_builds_its_own
 
     with pytest.raises(RuntimeError, match="once per instance"):
         asyncio.run(twice())
+
+
+def test_the_creation_flow_and_the_catalog_through_the_tools(fns):
+    rpc, mcp = fns
+    started = tool_call(mcp, "start_create")
+    assert started["isError"] is False
+    draft = started["structuredContent"]
+    (gap,) = draft["gaps"]
+    assert draft["revision"] == 1 and gap["kind"] == "missing_binding"
+
+    early = tool_call(mcp, "confirm_draft", DRAFT_ID=draft["draftId"], REVISION="1")
+    assert early["isError"] and early["structuredContent"]["error"]["code"] == "draft_has_gaps"
+    stranger = tool_call(mcp, "generate_draft", user="user-bob", DRAFT_ID=draft["draftId"], GAP_ID=gap["gapId"])
+    assert stranger["isError"] and stranger["structuredContent"]["error"]["code"] == "not_found"
+
+    ready = tool_call(mcp, "generate_draft", DRAFT_ID=draft["draftId"], GAP_ID=gap["gapId"])["structuredContent"]
+    assert ready["revision"] == 2 and ready["gaps"] == []
+    stale = tool_call(mcp, "confirm_draft", DRAFT_ID=draft["draftId"], REVISION="1")
+    assert stale["structuredContent"]["error"]["code"] == "draft_revision_conflict"
+    confirmed = tool_call(mcp, "confirm_draft", DRAFT_ID=draft["draftId"], REVISION="2")
+    assert confirmed["isError"] is False
+    capability = confirmed["structuredContent"]
+    assert capability["status"] == "draft" and capability["capabilityId"] == "user:evening_notes"
+
+    # The same body as the HTTP route's, and the same audit.
+    status, same = call(rpc, "GET", f"{BASE}/{capability['userCapabilityId']}")
+    assert status == 200 and same == capability
+    _, page = invoke(rpc, load_event("rpc_list_audit_events.json"))
+    actions = [e["action"] for e in page["items"]]
+    for action in ("user_capability.draft.start", "user_capability.draft.generate", "user_capability.draft.confirm",
+                   "user_capability.create"):
+        assert action in actions
+
+    # A draft is not in the catalog, and its protocol is refused (no preview for a host).
+    listed = tool_call(mcp, "list_capabilities")["structuredContent"]
+    assert listed["nextCursor"] is None and "user:evening_notes" not in {c["capabilityId"] for c in listed["items"]}
+    refused = tool_call(mcp, "get_capability_protocol", CAPABILITY_ID="user:evening_notes")
+    assert refused["isError"] and refused["structuredContent"]["error"]["code"] == "capability_not_active"
+
+    # Active: in the catalog as the route lists it, and its protocol is the route's body.
+    activate(rpc, capability)
+    listed = tool_call(mcp, "list_capabilities")["structuredContent"]
+    status, page = call(rpc, "GET", CATALOG)
+    assert status == 200 and listed == page
+    assert "user:evening_notes" in {c["capabilityId"] for c in listed["items"]}
+    read = tool_call(mcp, "get_capability_protocol", CAPABILITY_ID="user:evening_notes")
+    assert read["isError"] is False
+    http_status, http_body, _ = protocol(rpc, "user:evening_notes", hostProfile="laptop")
+    assert http_status == 200 and read["structuredContent"] == http_body
+    assert read["structuredContent"]["platformCapabilityIds"] == ["memory-recall"]
+    hidden = tool_call(mcp, "get_capability_protocol", user="user-bob", CAPABILITY_ID="user:evening_notes")
+    assert hidden["isError"] and hidden["structuredContent"]["error"]["code"] == "not_found"

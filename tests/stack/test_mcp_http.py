@@ -17,7 +17,20 @@ from .conftest import Caller, StackClient
 
 pytestmark = pytest.mark.stack
 
-EXPECTED_TOOLS = {"memory_recall", "schedule_goal_check_in"}
+EXPECTED_TOOLS = {"list_capabilities", "get_capability_protocol", "start_create", "generate_draft", "confirm_draft",
+                  "memory_recall", "schedule_goal_check_in"}
+GOAL = "Write down what was done today"
+DESCRIPTION = "\n".join([
+    "name: evening_notes", "display name: Evening notes", "when to use: end of day, wrap up", f"goal: {GOAL}",
+    "steps: 1. memory-recall: Recall what the user worked on 2. use tool journal on laptop: Append the summary",
+    "done when: The summary is in the journal",
+])
+SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
+
+
+def binding(name: str) -> dict[str, Any]:
+    return {"name": name, "hostProfile": "laptop", "mcpServerId": "notes", "mcpToolName": "append",
+            "inputSchema": SCHEMA}
 
 
 class Host(Caller):
@@ -63,7 +76,7 @@ def test_initialize_list_tools_recall_under_the_grant_and_refused_without_it(hos
     assert server_info is not None and server_info.name == "skillcore"
     assert protocol_version.startswith("20") and capabilities.tools is not None
     listed = {t.name: t for t in tools.tools}
-    assert set(listed) >= EXPECTED_TOOLS
+    assert set(listed) == EXPECTED_TOOLS
     assert listed["memory_recall"].input_schema["required"] == ["agentId", "question"]
     assert "additionalProperties" in listed["memory_recall"].input_schema
 
@@ -153,3 +166,91 @@ def test_without_a_token_or_with_a_bad_one_it_is_401(host: Host, stack: StackCli
 
     with pytest.raises(BaseException):  # noqa: B017, PT011 - the client surfaces a 401 as its own error group
         run(flow)
+
+
+def test_create_a_capability_by_conversation_and_read_its_protocol(host: Host, stack: StackClient) -> None:
+    other = Host(stack)
+
+    async def create() -> tuple[Any, ...]:
+        async with host.session() as client:
+            catalog = await client.call_tool("list_capabilities", {})
+            started = await client.call_tool("start_create", {"description": DESCRIPTION})
+            draft = started.structured_content
+            answers = [{"gapId": gap["gapId"], "binding": binding("journal")} for gap in draft["gaps"]]
+            ready = await client.call_tool("generate_draft", {"draftId": draft["draftId"], "answers": answers})
+            confirmed = await client.call_tool("confirm_draft", {"draftId": draft["draftId"],
+                                                                 "revision": ready.structured_content["revision"]})
+            return catalog, started, ready, confirmed
+
+    catalog, started, ready, confirmed = run(create)
+    assert catalog.is_error is False and catalog.structured_content["nextCursor"] is None
+    assert catalog.structured_content == host.ok("GET", "/rpc/capabilities?limit=100")  # the route's body
+    assert all(c["kind"] == "builtin" for c in catalog.structured_content["items"])
+    assert started.is_error is False
+    assert [g["kind"] for g in started.structured_content["gaps"]] == ["missing_binding"]
+    assert ready.is_error is False and ready.structured_content["gaps"] == [] and ready.structured_content["revision"] == 2
+    assert confirmed.is_error is False
+    capability = confirmed.structured_content
+    assert capability["status"] == "draft" and capability["capabilityId"] == "user:evening_notes"
+    path = f"/rpc/user-capabilities/{capability['userCapabilityId']}"
+    assert host.ok("GET", path) == capability
+
+    # A binding no step uses, declared on the draft: the protocol must leave it out.
+    change = host.ok("POST", f"{path}/tool-bindings", {**binding("spare"), "expectedVersion": capability["version"]},
+                     status=201)
+
+    async def read_draft() -> Any:
+        async with host.session() as client:
+            return await client.call_tool("get_capability_protocol", {"capabilityId": "user:evening_notes"})
+
+    draft_protocol = run(read_draft)
+    assert draft_protocol.is_error is True
+    assert draft_protocol.structured_content["error"]["code"] == "capability_not_active"
+
+    host.ok("POST", f"{path}/activate", {"expectedVersion": change["capabilityVersion"]})
+
+    async def read() -> tuple[Any, ...]:
+        async with host.session() as client:
+            listed = await client.call_tool("list_capabilities", {})
+            laptop = await client.call_tool("get_capability_protocol",
+                                            {"capabilityId": "user:evening_notes", "hostProfile": "laptop"})
+            desk = await client.call_tool("get_capability_protocol",
+                                          {"capabilityId": "user:evening_notes", "hostProfile": "desk"})
+            preview = await client.call_tool("get_capability_protocol",
+                                             {"capabilityId": "user:evening_notes", "preview": True})
+        async with other.session() as client:
+            stranger = await client.call_tool("get_capability_protocol", {"capabilityId": "user:evening_notes"})
+            theirs = await client.call_tool("list_capabilities", {})
+        return listed, laptop, desk, preview, stranger, theirs
+
+    listed, laptop, desk, preview, stranger, theirs = run(read)
+    entries = {c["capabilityId"]: c for c in listed.structured_content["items"]}
+    assert entries["user:evening_notes"]["kind"] == "user" and entries["user:evening_notes"]["displayName"] == "Evening notes"
+    assert "user:evening_notes" not in {c["capabilityId"] for c in theirs.structured_content["items"]}
+
+    assert laptop.is_error is False
+    protocol = laptop.structured_content
+    assert protocol["platformCapabilityIds"] == ["memory-recall"]
+    assert [b["name"] for b in protocol["toolBindings"]] == ["journal"]  # not the unused "spare"
+    assert protocol["missingBindings"] == []
+    lines = protocol["markdown"].splitlines()
+    assert "│ " + GOAL in lines and GOAL not in lines  # quoted, never a bare line
+    label = next(i for i, line in enumerate(lines) if line.startswith("**目标**"))
+    block = lines[label + 1:label + 5]
+    assert block[0] == "" and block[1].startswith("```") and block[2] == "│ " + GOAL and block[3] == block[1][:3]
+    assert "│ Recall what the user worked on" in lines and "│ Append the summary" in lines
+    assert "│ The summary is in the journal" in lines
+    assert "spare" not in protocol["markdown"]
+    assert protocol == host.ok("GET", "/rpc/capabilities/protocol?capabilityId=user:evening_notes&hostProfile=laptop")
+
+    assert desk.is_error is False
+    assert desk.structured_content["toolBindings"] == [] and desk.structured_content["missingBindings"] == ["journal"]
+    assert "配置缺失，停止执行：journal" in desk.structured_content["markdown"]
+
+    assert preview.is_error and preview.structured_content["error"]["code"] == "validation_error"
+    assert stranger.is_error and stranger.structured_content["error"]["code"] == "not_found"
+
+    actions = [e["action"] for e in host.audit()]
+    for action in ("user_capability.draft.start", "user_capability.draft.generate", "user_capability.draft.confirm",
+                   "user_capability.create", "user_capability.activate"):
+        assert action in actions

@@ -93,6 +93,18 @@ def test_an_id_counts_as_named_only_as_a_whole_token(text: str) -> None:
     assert drafter.named_ids(["Use Memory-Recall, please"], REGISTERED) == {"memory-recall"}
 
 
+@pytest.mark.parametrize("text", ["memory-recall: look it up", "memory-recall:look it up", "1.memory-recall: look",
+                                  "steps: 12.memory-recall:look", "(memory-recall)", "Use memory-recall."])
+def test_an_id_before_a_colon_or_after_a_step_number_is_named(text: str) -> None:
+    assert drafter.named_ids([text], REGISTERED) == {"memory-recall"}
+
+
+@pytest.mark.parametrize("text", ["user:memory-recall", "x.memory-recall", "v1.memory-recall", "1.2.memory-recall",
+                                  "1:memory-recall", "memory-recall.v2:look"])
+def test_an_id_continuing_a_token_before_it_is_not_named(text: str) -> None:
+    assert drafter.named_ids([text], REGISTERED) == frozenset()
+
+
 def test_a_binding_on_another_host_is_a_missing_binding() -> None:
     model = Scripted({"proposal": proposal([RECALL, {**INVENTED_TOOL, "toolName": "notes", "hostProfile": "desk"}],
                                            ["memory-recall"]), "gaps": []})
@@ -160,6 +172,18 @@ def test_the_offline_drafter_reads_the_labelled_lines() -> None:
     # The third step names neither a capability nor a tool: asked, in the user's language.
     (gap,) = generated.gaps
     assert gap.path == "/workflow/steps/2" and gap.kind is GapKind.MISSING_INFO and "步骤 3" in gap.question
+
+
+@pytest.mark.parametrize("steps", ["steps: 1. memory-recall: Recall the goals", "steps: 1.memory-recall:Recall the goals"])
+def test_the_offline_drafter_keeps_a_built_in_step_written_with_an_ascii_colon(steps: str) -> None:
+    description = "\n".join(["name: morning_review", "when to use: good morning", "goal: Review the goals", steps,
+                             "done when: The user agreed"])
+    generated = offline(description)
+    assert generated.gaps == ()
+    assert generated.proposal is not None
+    assert generated.proposal["workflow"]["steps"] == [
+        {"kind": "platformCapability", "capabilityId": "memory-recall", "instruction": "Recall the goals"}]
+    assert generated.proposal["platformCapabilityIds"] == ["memory-recall"]
 
 
 def test_the_offline_drafter_applies_text_answers_to_a_step() -> None:

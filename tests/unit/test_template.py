@@ -84,8 +84,9 @@ ROUTE_OWNERS = {
     ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
     ("POST", "/mcp"): "McpFunction",
 }
-# Chat turns, automation runs (in the worker) and the capability draft generator call the model.
-BEDROCK_FUNCTIONS = {"ChatTurnFunction", "RpcFunction", "WorkerFunction"}
+# Chat turns, automation runs (in the worker) and the capability draft generator (RpcFunction's routes and
+# McpFunction's tools) call the model.
+BEDROCK_FUNCTIONS = {"ChatTurnFunction", "McpFunction", "RpcFunction", "WorkerFunction"}
 # DynamoDB item-level actions a function may be granted. TransactWriteItems/TransactGetItems are not IAM
 # actions: transactions are authorised per item by PutItem/UpdateItem/DeleteItem/ConditionCheckItem/GetItem.
 DYNAMODB_ITEM_ACTIONS = {
@@ -634,7 +635,7 @@ def test_an_unscoped_bedrock_grant_is_found(template: Template) -> None:
     assert "ChatTurnFunction: Bedrock grant on '*' is not scoped to BedrockModelId" in problems
     assert any(p.startswith("ChatTurnFunction: Bedrock grant on {'Fn::Sub': 'arn:${AWS::Partition}:bedrock:*::") for p in problems)
     assert "WorkerFunction: Bedrock actions ['bedrock:*'], expected only bedrock:InvokeModel" in problems
-    assert "Bedrock granted to ['ChatTurnFunction', 'WorkerFunction'], expected ['ChatTurnFunction', 'RpcFunction', 'WorkerFunction']" in problems
+    assert "Bedrock granted to ['ChatTurnFunction', 'McpFunction', 'WorkerFunction'], expected ['ChatTurnFunction', 'McpFunction', 'RpcFunction', 'WorkerFunction']" in problems
 
 
 def test_an_unguarded_use_of_a_conditional_resource_is_found(template: Template) -> None:

@@ -11,7 +11,8 @@ References. A reference the user did not give never reaches the proposal; it bec
   a given one on another host profile, is removed and becomes a `missing_binding` gap (`/workflow/steps/<i>`).
 - platform capabilities: an id is allowed when it is a registered built-in skill AND the user named it, i.e.
   it appears, case-insensitively, as a whole token (not inside a longer run of letters, digits, `_`, `-`,
-  `.` or `:`) in the description or in one of their answer texts. A `platformCapability` step with any
+  `.` or `:`; a step number such as `1.` before it and a colon after it, `<id>: …` or `<id>:…`, end the
+  token) in the description or in one of their answer texts. A `platformCapability` step with any
   other id is removed and becomes an `unknown_capability` gap (`/workflow/steps/<i>/capabilityId`); a
   declared id that is not allowed is dropped from `platformCapabilityIds` with the same kind of gap (one gap
   per id). The declared list becomes the allowed ids the model declared, then those its kept steps use.
@@ -63,6 +64,12 @@ MAX_GAPS = 30
 MAX_QUESTION_CHARS = 300
 _POINTER = re.compile(r"(?:/[A-Za-z0-9_]{1,40}){0,4}")
 _TOKEN_EDGE = r"A-Za-z0-9_.:-"
+# Before a named id: no token character, or a step number (`1.`, `12.`) that itself starts a token, so that
+# `1.<id>` is step 1's id while `x.<id>`, `v1.<id>` and `user:<id>` are not.
+_NAMED_BEFORE = (rf"(?:(?<![{_TOKEN_EDGE}])|(?<=(?<![{_TOKEN_EDGE}])\d\.)|(?<=(?<![{_TOKEN_EDGE}])\d\d\.))")
+# After it: a colon ends it, as in the step form `<id>: what to do` or `<id>:what to do`
+# (capabilities/offline_drafter.py); a letter, digit, `_`, `-` or a `.` continuing the token (`.v2`) does not.
+_NAMED_AFTER = r"(?![A-Za-z0-9_-]|\.[A-Za-z0-9_-])"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a binding's times do not matter to the defences
 
 SYSTEM_PROMPT = """You turn a user's description of a personal routine into a draft of a structured capability.
@@ -236,9 +243,7 @@ def named_ids(texts: Iterable[str], registered: Iterable[str]) -> frozenset[str]
     """The registered ids the user wrote as whole tokens in one of `texts` (the rule in the module doc)."""
     found = set()
     for capability_id in registered:
-        # A sentence's full stop or colon after the id ends it; `.v2` or `:x` would continue it.
-        pattern = re.compile(rf"(?<![{_TOKEN_EDGE}]){re.escape(capability_id)}(?![A-Za-z0-9_-]|[.:][A-Za-z0-9_-])",
-                             re.IGNORECASE)
+        pattern = re.compile(_NAMED_BEFORE + re.escape(capability_id) + _NAMED_AFTER, re.IGNORECASE)
         if any(pattern.search(text) for text in texts):
             found.add(capability_id)
     return frozenset(found)

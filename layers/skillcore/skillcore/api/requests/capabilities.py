@@ -150,12 +150,16 @@ class ConfirmDraft(Strict):
     revision: Version
 
 
+# A catalog entry's id: a built-in skill id or `user:<name>`.
+CAPABILITY_ID = r"^(?:user:[a-z][a-z0-9_]{2,39}|[a-z][a-z0-9-]{1,62}[a-z0-9])$"
+
+
 class ProtocolQuery(BaseModel):
     """`GET /rpc/capabilities/protocol`: a built-in skill id or `user:<name>`, the host profile asking."""
 
     model_config = ConfigDict(defer_build=True, extra="ignore", frozen=True, alias_generator=to_camel,
                               populate_by_name=False)
 
-    capability_id: Annotated[str, StringConstraints(pattern=r"^(?:user:[a-z][a-z0-9_]{2,39}|[a-z][a-z0-9-]{1,62}[a-z0-9])$")]
+    capability_id: Annotated[str, StringConstraints(pattern=CAPABILITY_ID)]
     host_profile: HostProfile | None = None
     preview: bool = False
