@@ -36,13 +36,15 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an event loop running in the main thread while it is
+# open, and every later test that calls asyncio.run (the MCP client, the egress client) would find it there.
+@pytest.fixture(scope="package")
 def _playwright() -> Iterator[Playwright]:
     with sync_playwright() as playwright:
         yield playwright
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(_playwright: Playwright) -> Iterator[Browser]:
     browser = _playwright.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
     try:
