@@ -348,7 +348,7 @@ def test_no_text_reaches_audit_tool_executions_runs_or_logs(
     captured = capfd.readouterr()
     logged = "\n".join(log_records.lines)
     assert '"chat turn"' in logged or "chat turn" in logged
-    assert "scan finished" in logged
+    assert "scan dispatched" in logged and "shard work finished" in logged
     assert "background attempt failed" in logged and "tool handler failed" in logged
     assert "POST /rpc/conversations/" in captured.err  # the gateway's access log reached the capture
     for canary in canaries:
