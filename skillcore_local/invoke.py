@@ -124,6 +124,10 @@ def _resolve(value: Any, parameters: Mapping[str, Any]) -> str | None:
     return None  # other intrinsics (table Refs, Sub, GetAtt) are filled in by the caller or not at all
 
 
+HOSTED_PASS_THROUGH = ("SKILLS_HOSTED_ALLOWED_DOMAINS", "SKILLS_LOCAL_HOSTED_RESOLVE",
+                       "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "SKILLS_LOCAL_HOSTED_CA_BUNDLE")
+
+
 def function_env(
     table_env: Mapping[str, str],
     dynamodb_endpoint: str,
@@ -149,6 +153,11 @@ def function_env(
         if resolved is not None:
             env[name] = resolved
     env.update(table_env)
+    # Hosted endpoints (API.md section 3): the allow-list, and the local-only settings that let a test server on
+    # a loopback address stand in for a public endpoint; passed through from the developer's environment.
+    for name in HOSTED_PASS_THROUGH:
+        if base.get(name):
+            env[name] = base[name]
     env.update(
         {
             "SKILLS_DYNAMODB_ENDPOINT": dynamodb_endpoint,

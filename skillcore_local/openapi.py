@@ -28,6 +28,7 @@ from skillcore.api import (
     routes_capabilities,
     routes_chat,
     routes_core,
+    routes_hosted,
     routes_skills,
 )
 from skillcore.api.app import PATH_ID, Route, Routes
@@ -80,6 +81,7 @@ def function_routes() -> dict[str, Routes]:
     routes_chat.register(chat, nothing)
     hosted = Routes()
     routes_approvals.register(hosted, nothing)
+    routes_hosted.register(hosted, nothing)
     return {"RpcFunction": rpc, "ChatTurnFunction": chat, "HostedFunction": hosted}
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import tempfile
 import threading
 import time
 from datetime import UTC, datetime
@@ -130,6 +131,9 @@ class LocalStack:
                 self.ddb = DynamoDBLocal(port=self.ddb_port, data_dir=self.ddb_data_dir).start()
             self.tables = ensure_tables(client(self.ddb_endpoint), prefix=self.table_prefix)
             self.env = function_env(self.tables, self.ddb_endpoint)
+            # Where the local key of hosted endpoint secrets lives (hosted/secrets.py): the data directory, or a
+            # directory of this run's own when the data is in memory.
+            self.env["SKILLS_LOCAL_DATA_DIR"] = str(self.data_dir or Path(tempfile.mkdtemp(prefix="skillcore-keys-")))
             self.apply_env()
             ensure_layer_on_path()
             self.gateway.start()

@@ -24,4 +24,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
         tables = ensure_tables(client)
         for name, value in tables.items():
             monkeypatch.setenv(name, value)
+        # HostedFunction seals endpoint secrets with the template's KMS key (moto's here).
+        key = boto3.client("kms", region_name="us-east-1").create_key(Description="hosted endpoint secrets")
+        monkeypatch.setenv("SKILLS_HOSTED_KEY_ID", key["KeyMetadata"]["KeyId"])
         yield tables

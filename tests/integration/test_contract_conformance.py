@@ -4,6 +4,7 @@ exactly the routes the generator documents."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -219,4 +220,20 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert hosted(load_event("hosted_decide_approval.json", path_ids={"APPROVAL_ID": "unknown"}))[0] == 404
 
     # Every operation of every function answered at least once, through the checks above.
+    # Hosted endpoints (HostedFunction): no allow-list here, so a registration is refused before anything is sent.
+    def hosted_route(method: str, path: str, body: Any = None) -> dict[str, Any]:
+        event = load_event("hosted_list_approvals.json")
+        event["routeKey"] = f"{method} {path}"
+        event["requestContext"]["http"]["method"] = method
+        if body is not None:
+            event["body"] = json.dumps(body)
+        return at(path, event)
+
+    register = {"name": "flow_one", "displayName": "Flow", "url": "https://api.example.com/mcp"}
+    assert hosted(hosted_route("POST", "/rpc/hosted-endpoints", register))[0] == 422
+    assert hosted(hosted_route("GET", "/rpc/hosted-endpoints"))[0] == 200
+    assert hosted(hosted_route("GET", "/rpc/hosted-endpoints/unknown"))[0] == 404
+    assert hosted(hosted_route("PATCH", "/rpc/hosted-endpoints/unknown", {"expectedVersion": 1}))[0] == 404
+    assert hosted(hosted_route("DELETE", "/rpc/hosted-endpoints/unknown"))[0] == 404
+
     assert rpc.checked | chat.checked | hosted.checked == {(r.method, r.path) for r in openapi.all_routes()}

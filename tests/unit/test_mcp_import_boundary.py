@@ -53,15 +53,29 @@ def test_no_other_function_imports_the_mcp_sdk(logical_id: str) -> None:
     assert loaded_packages(logical_id) & set(SDK) == set()
 
 
+def test_the_hosted_function_ships_the_sdk_it_imports_lazily() -> None:
+    requirements = (function_specs()["HostedFunction"].code_dir / "requirements.txt").read_text("utf-8")
+    assert any(line.split("==")[0].split(">=")[0].strip() == "mcp" for line in requirements.splitlines())
+
+
 def test_the_mcp_function_does_and_the_probe_would_see_it() -> None:
     # The check above can fail: the same probe sees the SDK where it is imported.
     assert {"mcp", "mangum", "starlette"} <= loaded_packages("McpFunction")
+
+
+# The one exception: the client side of hosted endpoints (issue 12), imported inside its functions only, by
+# HostedFunction alone, which ships the SDK in its own requirements.txt like McpFunction.
+CLIENT_SIDE = "skillcore/egress/mcp_session.py"
 
 
 def test_the_layer_never_imports_the_sdk() -> None:
     # The layer is shared by every function: the SDK stays in functions/mcp/ (its own requirements.txt).
     offenders = []
     for path in sorted((LAYER_DIR / "skillcore").rglob("*.py")):
+        if path.relative_to(LAYER_DIR).as_posix() == CLIENT_SIDE:
+            assert all(not line.startswith(("import mcp", "from mcp")) for line in path.read_text("utf-8").splitlines()), \
+                "the MCP client is imported lazily, inside the functions that call out"
+            continue
         for line in path.read_text(encoding="utf-8").splitlines():
             words = line.strip().split()
             if len(words) >= 2 and words[0] in ("import", "from") and words[1].split(".")[0] in SDK:

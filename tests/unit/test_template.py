@@ -72,6 +72,11 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/rpc/admin/audit-events"),
     ("GET", "/rpc/approvals"),
     ("POST", "/rpc/approvals/{approvalId}"),
+    ("POST", "/rpc/hosted-endpoints"),
+    ("GET", "/rpc/hosted-endpoints"),
+    ("GET", "/rpc/hosted-endpoints/{endpointId}"),
+    ("PATCH", "/rpc/hosted-endpoints/{endpointId}"),
+    ("DELETE", "/rpc/hosted-endpoints/{endpointId}"),
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
@@ -82,6 +87,11 @@ ROUTE_OWNERS = {
     ("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction",
     ("GET", "/rpc/approvals"): "HostedFunction",
     ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
+    ("POST", "/rpc/hosted-endpoints"): "HostedFunction",
+    ("GET", "/rpc/hosted-endpoints"): "HostedFunction",
+    ("GET", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
+    ("PATCH", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
+    ("DELETE", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
     ("POST", "/mcp"): "McpFunction",
 }
 # Chat turns, automation runs (in the worker) and the capability draft generator (RpcFunction's routes and

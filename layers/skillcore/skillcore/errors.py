@@ -43,6 +43,12 @@ class UpstreamError(DomainError):
     code = "upstream_error"
 
 
+class UpstreamTimeout(DomainError):
+    """A service skillcore calls (a hosted endpoint) did not answer within its deadline."""
+
+    code = "upstream_timeout"
+
+
 class BadRequest(DomainError):
     code = "bad_request"
 

@@ -32,6 +32,7 @@ TABLES = (
     "user_capabilities",
     "approvals",
     "capability_drafts",
+    "hosted_endpoints",
 )
 
 
@@ -53,6 +54,7 @@ class TableNames(Struct, frozen=True, kw_only=True):
     user_capabilities: str
     approvals: str
     capability_drafts: str
+    hosted_endpoints: str
 
 
 MODELS = ("offline", "bedrock")

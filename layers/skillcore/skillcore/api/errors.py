@@ -24,6 +24,7 @@ STATUS: dict[type[errors.DomainError], int] = {
     errors.PayloadTooLarge: 413,
     errors.RuleViolation: 422,
     errors.UpstreamError: 502,
+    errors.UpstreamTimeout: 504,
 }
 
 
@@ -101,3 +102,12 @@ APPROVAL_NOT_PENDING = Documented(409, "approval_not_pending")
 DRAFT_REVISION_CONFLICT = Documented(409, "draft_revision_conflict")
 DRAFT_HAS_GAPS = Documented(422, "draft_has_gaps")
 UPSTREAM_ERROR = Documented(502, "upstream_error")
+
+# Hosted external workflows (API.md "Hosted external workflows").
+ENDPOINT_NAME_TAKEN = Documented(409, "endpoint_name_taken")
+URL_NOT_ALLOWED = Documented(422, "url_not_allowed")
+SNAPSHOT_INVALID = Documented(422, "snapshot_invalid")
+UPSTREAM_TIMEOUT = Documented(504, "upstream_timeout")
+ENDPOINT_DISABLED = Documented(409, "endpoint_disabled")
+TOOL_DRIFTED = Documented(409, "tool_drifted")
+APPROVAL_REQUIRED = Documented(409, "approval_required")

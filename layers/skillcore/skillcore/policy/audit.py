@@ -49,6 +49,13 @@ class AuditAction(StrEnum):
     # Hosted external workflows: target_id the approval's id; the endpoint, tool and argument digest in the
     # metadata, never the arguments.
     HOSTED_ENDPOINT_APPROVAL = "hosted_endpoint.approval"
+    # target_id the endpoint's id; the host and the URL's SHA-256 in the metadata, never the URL or the token.
+    HOSTED_ENDPOINT_REGISTER = "hosted_endpoint.register"
+    HOSTED_ENDPOINT_UPDATE = "hosted_endpoint.update"
+    HOSTED_ENDPOINT_DELETE = "hosted_endpoint.delete"
+    HOSTED_ENDPOINT_REFRESH = "hosted_endpoint.refresh"
+    HOSTED_ENDPOINT_SNAPSHOT_ACCEPT = "hosted_endpoint.snapshot_accept"
+    HOSTED_ENDPOINT_CALL = "hosted_endpoint.call"
     # Creation by conversation (capabilities/drafts.py): skill_id is "user_capability_draft", target_id the
     # draftId, skill_version the draft's revision after the change.
     USER_CAPABILITY_DRAFT_START = "user_capability.draft.start"
@@ -68,8 +75,8 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools", "platform_capability_ids",
                "binding_names", "defence_rules", "gap_kinds")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
-          "host_profile", "status", "endpoint_id", "user_capability_id")
-_DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256")
+          "host_profile", "status", "endpoint_id", "user_capability_id", "host")
+_DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256", "url_sha256", "fingerprint")
 _COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count",
            "draft_revision", "gap_count", "answer_count")
 
@@ -112,6 +119,9 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     defence_rules: tuple[str, ...] = ()
     # Hosted external workflows: the endpoint's id (never its URL or host).
     endpoint_id: str | None = None
+    host: str | None = None
+    url_sha256: str | None = None
+    fingerprint: str | None = None
     # Capability drafts: the revision, counts and the gaps' kinds; never the description, an answer or a question.
     draft_revision: int | None = None
     gap_count: int | None = None

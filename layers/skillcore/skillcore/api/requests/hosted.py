@@ -1,0 +1,45 @@
+"""Request models of the hosted endpoint routes (API.md "Hosted external workflows"): the shape only; the URL
+policy runs in the service (its answer is `url_not_allowed` with a reason, not a shape error)."""
+
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, field_validator
+
+from skillcore.api.requests import INTEGRAL, NOT_BLANK, Strict, no_null_properties, not_blank
+
+EndpointName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{2,39}$")]
+DisplayName = Annotated[str, StringConstraints(min_length=1, max_length=60), AfterValidator(not_blank),
+                        Field(json_schema_extra=NOT_BLANK)]
+ToolName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
+Version = Annotated[int, Field(ge=1, strict=True), INTEGRAL]
+
+
+def _not_null(value: Any) -> Any:
+    if value is None:
+        raise ValueError("must not be null; leave the field out to keep its value")
+    return value
+
+
+class RegisterEndpoint(Strict):
+    name: EndpointName
+    display_name: DisplayName
+    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
+    auth_token: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = None
+
+
+class ToolSwitches(Strict):
+    model_config = ConfigDict(json_schema_extra=no_null_properties)
+    _present_is_not_null = field_validator("*", mode="before")(_not_null)
+    name: ToolName
+    enabled: bool | None = None
+    requires_approval: bool | None = None
+
+
+class UpdateEndpoint(Strict):
+    # `| None` only so that an absent field has a default; an explicit null is refused before validation.
+    model_config = ConfigDict(json_schema_extra=no_null_properties)
+    _present_is_not_null = field_validator("*", mode="before")(_not_null)
+    expected_version: Version
+    display_name: DisplayName | None = None
+    status: Literal["active", "disabled"] | None = None
+    tools: Annotated[list[ToolSwitches], Field(max_length=64)] | None = None

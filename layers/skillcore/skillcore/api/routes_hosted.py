@@ -1,0 +1,62 @@
+"""Routes: hosted endpoints (API.md "Hosted external workflows"). HostedFunction serves them; each handler calls
+one function of hosted/service.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from msgspec import Struct
+
+from skillcore.api import errors as e
+from skillcore.api.app import Caller, Routes
+from skillcore.api.requests import Paging
+from skillcore.api.requests.hosted import RegisterEndpoint, UpdateEndpoint
+from skillcore.api.views import Page
+from skillcore.api.views import hosted as views
+from skillcore.hosted import service
+from skillcore.hosted.models import EndpointStatus
+
+UPSTREAM = (e.URL_NOT_ALLOWED, e.UPSTREAM_ERROR, e.UPSTREAM_TIMEOUT)
+
+
+class HostedRouteDeps(Struct, frozen=True):
+    hosted: service.HostedDeps
+    clock: Callable[[], datetime]
+
+
+def register(routes: Routes, deps: HostedRouteDeps) -> None:
+    @routes.route("POST", "/rpc/hosted-endpoints", body=RegisterEndpoint, response=views.HostedEndpoint, status=201,
+                  errors=(e.ENDPOINT_NAME_TAKEN, e.QUOTA_EXCEEDED, e.SNAPSHOT_INVALID, *UPSTREAM, e.CONCURRENT_UPDATE))
+    def register_hosted_endpoint(caller: Caller, body: RegisterEndpoint) -> views.HostedEndpoint:
+        """Check the URL, connect, list the tools and pin them as the endpoint's snapshot."""
+        return views.hosted_endpoint(service.register(
+            deps.hosted, caller.user_id, name=body.name, display_name=body.display_name, url=body.url,
+            token=body.auth_token, now=deps.clock()))
+
+    @routes.route("GET", "/rpc/hosted-endpoints", query=Paging, response=Page[views.HostedEndpoint])
+    def list_hosted_endpoints(caller: Caller, query: Paging) -> Page[views.HostedEndpoint]:
+        """The caller's endpoints (at most 10), oldest first."""
+        items = service.list_endpoints(deps.hosted, caller.user_id)[: query.limit]
+        return Page(items=[views.hosted_endpoint(i) for i in items], next_cursor=None)
+
+    @routes.route("GET", "/rpc/hosted-endpoints/<endpointId>", response=views.HostedEndpoint)
+    def get_hosted_endpoint(caller: Caller, endpointId: str) -> views.HostedEndpoint:  # noqa: N803
+        """One of the caller's endpoints with its snapshot."""
+        return views.hosted_endpoint(service.get(deps.hosted, caller.user_id, endpointId))
+
+    @routes.route("PATCH", "/rpc/hosted-endpoints/<endpointId>", body=UpdateEndpoint, response=views.HostedEndpoint,
+                  errors=(e.VERSION_CONFLICT, e.UNKNOWN_TOOL, e.CONCURRENT_UPDATE))
+    def update_hosted_endpoint(caller: Caller, endpointId: str, body: UpdateEndpoint) -> views.HostedEndpoint:  # noqa: N803
+        """Rename, enable or disable the endpoint, and switch its tools (enabled, requiresApproval)."""
+        return views.hosted_endpoint(service.update(
+            deps.hosted, caller.user_id, endpointId, expected_version=body.expected_version,
+            display_name=body.display_name, status=EndpointStatus(body.status) if body.status else None,
+            tools=[service.ToolChange(name=t.name, enabled=t.enabled, requires_approval=t.requires_approval)
+                   for t in body.tools or []], now=deps.clock()))
+
+    @routes.route("DELETE", "/rpc/hosted-endpoints/<endpointId>", response=None, status=204,
+                  errors=(e.CONCURRENT_UPDATE,))
+    def delete_hosted_endpoint(caller: Caller, endpointId: str) -> None:  # noqa: N803
+        """Delete the endpoint and its sealed secrets."""
+        service.delete(deps.hosted, caller.user_id, endpointId, deps.clock())

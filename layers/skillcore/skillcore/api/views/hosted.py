@@ -1,0 +1,50 @@
+"""Bodies of the hosted endpoint routes (API.md "Hosted external workflows"). The URL and the token are never
+here: `host` and `urlMasked` only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from skillcore.api.views import Body, Time, time
+from skillcore.hosted.models import EndpointStatus
+from skillcore.hosted.models import HostedEndpoint as EndpointRecord
+
+
+class SnapshotToolView(Body, frozen=True, kw_only=True):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    enabled: bool
+    requires_approval: bool
+
+
+class SnapshotView(Body, frozen=True, kw_only=True):
+    fingerprint: str
+    taken_at: Time
+    tools: list[SnapshotToolView]
+
+
+class HostedEndpoint(Body, frozen=True, kw_only=True):
+    endpoint_id: str
+    name: str
+    display_name: str
+    host: str
+    url_masked: str
+    status: EndpointStatus
+    version: int
+    snapshot: SnapshotView
+    created_at: Time
+    updated_at: Time
+
+
+def hosted_endpoint(record: EndpointRecord) -> HostedEndpoint:
+    return HostedEndpoint(
+        endpoint_id=record.endpoint_id, name=record.name, display_name=record.display_name, host=record.host,
+        url_masked=record.url_masked, status=record.status, version=record.version,
+        snapshot=SnapshotView(fingerprint=record.snapshot.fingerprint, taken_at=time(record.snapshot.taken_at),
+                              tools=[SnapshotToolView(name=t.name, description=t.description,
+                                                      input_schema=t.input_schema, enabled=t.enabled,
+                                                      requires_approval=t.requires_approval)
+                                     for t in record.snapshot.tools]),
+        created_at=time(record.created_at), updated_at=time(record.updated_at),
+    )

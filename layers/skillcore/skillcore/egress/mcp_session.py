@@ -1,0 +1,92 @@
+"""The MCP client side of a hosted endpoint: the official SDK's client (`mcp.Client` over
+`streamable_http_client`) handed the egress module's httpx2 client, so every byte goes through the checked,
+pinned transport (client.py). It lives here because it opens the connection (tests/unit/test_egress_boundary.py).
+
+What comes back is plain data (dicts), already bounded by the transport's 1 MiB cap and 30 s deadline; the
+snapshot rules (hosted/snapshot.py) are applied by the caller. Every failure is one of errors.py's types:
+the SDK wraps what the transport raised (exception groups, causes), `find_egress_error` finds it, and any
+other failure of the exchange is an `UpstreamError("protocol")`.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import anyio
+
+from skillcore.egress.client import EgressLimits, open_client
+from skillcore.egress.errors import EgressError, UpstreamError, UpstreamTimeout, find_egress_error
+from skillcore.egress.settings import EgressSettings
+
+# The URL is a secret (a Dify URL carries its key in the path) and must never reach a log: httpx2 logs every
+# request's URL at INFO and the SDK's client logs messages at DEBUG, so both stay at WARNING whatever the
+# function's log level (tests/integration/test_hosted_endpoints.py checks the captured logs).
+for _name in ("httpx2", "httpcore2", "mcp.client"):
+    logging.getLogger(_name).setLevel(logging.WARNING)
+
+# Pages of tools/list read at most: a server that pages for ever is cut (the snapshot's cap is 64 tools).
+MAX_LIST_PAGES = 8
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"} if token else {}
+
+
+def _failure(error: BaseException) -> EgressError:
+    found = find_egress_error(error)
+    if found is not None:
+        return found
+    if isinstance(error, TimeoutError):
+        return UpstreamTimeout()
+    return UpstreamError("protocol", "the endpoint's MCP answer is not valid")
+
+
+async def _list_tools(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits | None,
+                      max_tools: int) -> list[dict[str, Any]]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    tools: list[dict[str, Any]] = []
+    async with open_client(url, settings, limits=limits) as http:
+        http.headers.update(_headers(token))
+        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            cursor: str | None = None
+            for _ in range(MAX_LIST_PAGES):
+                page = await client.list_tools(cursor=cursor, cache_mode="bypass")
+                tools += [tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools]
+                cursor = page.next_cursor
+                if not cursor or len(tools) > max_tools:
+                    break
+    return tools
+
+
+async def _call_tool(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits | None,
+                     name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with open_client(url, settings, limits=limits) as http:
+        http.headers.update(_headers(token))
+        async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            result = await client.call_tool(name, arguments)
+    return result.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def list_tools(url: str, token: str | None, settings: EgressSettings, *, limits: EgressLimits | None = None,
+               max_tools: int = 64) -> list[dict[str, Any]]:
+    """tools/list of the endpoint (every page, up to a little over `max_tools`). Raises an EgressError."""
+    try:
+        return anyio.run(_list_tools, url, token, settings, limits, max_tools)
+    except Exception as error:  # noqa: BLE001  (every failure becomes a typed egress outcome)
+        raise _failure(error) from None
+
+
+def call_tool(url: str, token: str | None, settings: EgressSettings, name: str, arguments: dict[str, Any], *,
+              limits: EgressLimits | None = None) -> dict[str, Any]:
+    """tools/call on the endpoint: the CallToolResult as JSON data. Raises an EgressError."""
+    try:
+        return anyio.run(_call_tool, url, token, settings, limits, name, arguments)
+    except Exception as error:  # noqa: BLE001
+        raise _failure(error) from None
+

@@ -1,0 +1,99 @@
+"""A real MCP server for the hosted endpoint tests (issue 12 point 7): built with the official SDK (MCPServer,
+Streamable HTTP, stateless, JSON answers), served by uvicorn over HTTPS with a certificate for `api.mcp.test`
+made at test time (trustme), on a random loopback address other than 127.0.0.1, port 443 (the port the URL
+policy requires; binding it needs root, as here and in CI). `settings_env()` is what lets skillcore reach it:
+the local-only resolve / allow / CA settings of API.md section 3.
+"""
+
+from __future__ import annotations
+
+import random
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import trustme
+
+NAME = "api.mcp.test"
+DOMAIN = "mcp.test"
+
+
+def build_app() -> Any:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = MCPServer("hosted-test")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Echo the text back."""
+        return f"echo: {text}"
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        """Add two integers."""
+        return a + b
+
+    return server.streamable_http_app(
+        stateless_http=True, json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+
+def _free_address() -> str:
+    rng = random.Random()
+    for _ in range(50):
+        address = f"127.{rng.randrange(0, 256)}.{rng.randrange(0, 256)}.{rng.randrange(2, 255)}"
+        if address == "127.0.0.1":
+            continue
+        probe = socket.socket()
+        try:
+            probe.bind((address, 443))
+        except OSError:
+            continue
+        finally:
+            probe.close()
+        return address
+    raise RuntimeError("no loopback address with port 443 free")
+
+
+class HostedServer:
+    def __init__(self, directory: Path) -> None:
+        import uvicorn
+
+        self.ca = trustme.CA()
+        self.directory = directory
+        self.cert_file = directory / "server.pem"
+        self.ca_file = directory / "ca.pem"
+        self.ca.issue_cert(NAME).private_key_and_cert_chain_pem.write_to_path(str(self.cert_file))
+        self.ca.cert_pem.write_to_path(str(self.ca_file))
+        self.address = _free_address()
+        config = uvicorn.Config(build_app(), host=self.address, port=443, ssl_certfile=str(self.cert_file),
+                                ssl_keyfile=str(self.cert_file), log_level="warning", lifespan="on")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def start(self) -> HostedServer:
+        self.thread.start()
+        deadline = time.monotonic() + 20
+        while not self.server.started:
+            if time.monotonic() > deadline or not self.thread.is_alive():
+                raise RuntimeError("the test MCP server did not start")
+            time.sleep(0.05)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def url(self, path: str = "/mcp") -> str:
+        return f"https://{NAME}{path}"
+
+    def settings_env(self) -> dict[str, str]:
+        return {
+            "SKILLS_HOSTED_ALLOWED_DOMAINS": DOMAIN,
+            "SKILLS_LOCAL_HOSTED_RESOLVE": f"{NAME}={self.address},internal.{DOMAIN}=127.0.0.1",
+            "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES": self.address,
+            "SKILLS_LOCAL_HOSTED_CA_BUNDLE": str(self.ca_file),
+        }
