@@ -5,11 +5,15 @@ nothing of the item in it, and the owner can still delete the job."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
-from skillcore_local.ddb_local import client
+import pytest
 
-from .conftest import Caller
+from skillcore_local.ddb_local import DynamoDBLocal, client
+from skillcore_local.stack import LocalStack
+
+from .conftest import JWT_SECRET, Caller, StackClient
 
 
 class User(Caller):
@@ -35,6 +39,19 @@ def scan(stack, at: datetime) -> dict:
     status, summary = stack.call("POST", "/_local/scan", {"time": at.strftime("%Y-%m-%dT%H:%M:%SZ")})
     assert status == 200, summary
     return summary
+
+
+@pytest.fixture
+def stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None) -> Iterator[StackClient]:
+    """A stack of its own (own tables): the test counts exactly what one scan a day ahead meets, and on the
+    shared stack that scan would also run every earlier test's daily jobs and reminders."""
+    local = LocalStack(port=0, ddb_endpoint=_dynamodb.endpoint, data_dir=None, scan_interval=0,
+                       jwt_secret=JWT_SECRET, table_prefix="corrupt-")
+    local.start()
+    try:
+        yield StackClient(local)
+    finally:
+        local.stop()
 
 
 def test_corrupt_items_never_stop_the_scan_for_the_others(stack):
