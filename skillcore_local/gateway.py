@@ -445,12 +445,30 @@ class Gateway:
         self._server = _Server((host, port), _Handler, self)
         self._thread: threading.Thread | None = None
         # The work queue and its event source mapping (skillcore_local/sqs.py), registered where the
-        # handlers' db/work_queue finds it (SKILLS_WORK_QUEUE_URL=local://WorkQueue).
+        # handlers' db/work_queue finds it (SKILLS_WORK_QUEUE_URL=local://WorkQueue) while this gateway runs.
+        # The registry is one per process: a gateway started beside another (a test's own) takes it over and
+        # hands it back when it stops, so the first one's scans never go to a queue nobody drains.
         self.work = EventSource(self.registry)
         ensure_layer_on_path()
-        from skillcore.db.work_queue import register_local
+        self._queue_before: Any = None
+        self._registered = False
+        self._register_queue()
 
-        register_local(QUEUE_URL, self.work.queue)
+    def _register_queue(self) -> None:
+        from skillcore.db.work_queue import local_queue, register_local
+
+        if not self._registered:
+            self._queue_before = local_queue(QUEUE_URL)
+            register_local(QUEUE_URL, self.work.queue)
+            self._registered = True
+
+    def _release_queue(self) -> None:
+        from skillcore.db.work_queue import local_queue, register_local
+
+        if self._registered:
+            if local_queue(QUEUE_URL) is self.work.queue:
+                register_local(QUEUE_URL, self._queue_before)
+            self._registered = False
 
     @property
     def port(self) -> int:
@@ -462,6 +480,7 @@ class Gateway:
         return f"http://{host if isinstance(host, str) else host.decode()}:{self.port}"
 
     def start(self) -> Gateway:
+        self._register_queue()
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._server.serve_forever, name="local-gateway", daemon=True
@@ -475,6 +494,7 @@ class Gateway:
             self._thread.join()
             self._thread = None
         self._server.server_close()
+        self._release_queue()
 
     def __enter__(self) -> Gateway:
         return self.start()

@@ -27,6 +27,11 @@ class WorkQueue(Protocol):
 _local: dict[str, WorkQueue] = {}
 
 
+def local_queue(url: str) -> WorkQueue | None:
+    """The local stack's queue registered for `url`, if any."""
+    return _local.get(url)
+
+
 def register_local(url: str, queue: WorkQueue | None) -> None:
     """The local stack's queue for `url` (None removes it)."""
     if queue is None:
