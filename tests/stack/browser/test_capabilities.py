@@ -364,6 +364,8 @@ def test_delete_with_confirmation(page: Page, stack: StackClient, signed_in: Any
     expect(confirm).to_have_count(0)
     expect(editor.get_by_role("button", name="删除“要删的”")).to_be_focused()
     editor.get_by_role("button", name="删除“要删的”").click()
+    # Enter goes to the focused element: wait for the dialog's confirm button to hold the focus first.
+    expect(editor.get_by_role("alertdialog").get_by_role("button", name="确认删除")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_test_id("caps-notice")).to_have_text("已删除“要删的”。")
     expect(listed(page, "drop_me")).to_have_count(0)
