@@ -53,6 +53,13 @@ routes_capabilities.register(routes, routes_capabilities.CapabilityRouteDeps(
     capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock, drafts=draft_deps))
 # The ChatTurnFunction's route (template.yaml): a 405 on that path must still list POST in its Allow.
 routes.served_elsewhere("POST", "/rpc/conversations/<conversationId>/messages")
+# HostedFunction's routes: another method on their paths reaches this function through /rpc/{proxy+}, and its
+# 405 must name the methods that do exist there.
+for method, path in (("GET", "/rpc/approvals"), ("POST", "/rpc/approvals/<approvalId>"),
+                     ("GET", "/rpc/hosted-endpoints"), ("POST", "/rpc/hosted-endpoints"),
+                     ("GET", "/rpc/hosted-endpoints/<endpointId>"), ("PATCH", "/rpc/hosted-endpoints/<endpointId>"),
+                     ("DELETE", "/rpc/hosted-endpoints/<endpointId>")):
+    routes.served_elsewhere(method, path)
 
 init_phase.end()
 
