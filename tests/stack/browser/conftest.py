@@ -109,3 +109,19 @@ def screenshot(page: Page, name: str) -> Path:
     path = ARTIFACTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+class PageApi:
+    """The signed-in page's user, calling the API with the page's own token (what tests check or set up
+    besides the page). Test modules subclass it with the calls they make."""
+
+    def __init__(self, page: Page, stack: StackClient) -> None:
+        self.stack = stack
+        token = page.evaluate("sessionStorage.getItem('skillcore.token')")
+        assert token, "the page holds no token: sign in first"
+        self.token = str(token)
+
+    def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
+        got, payload = self.stack.call(method, path, body, token=self.token)
+        assert got == status, (method, path, got, payload)
+        return payload

@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
 from skillcore.clock import to_api_time
-from tests.stack.browser.conftest import screenshot
+from tests.stack.browser.conftest import PageApi, screenshot
 from tests.stack.conftest import StackClient
 
 MEMORY_SKILL = "memory-recall"
@@ -39,9 +39,7 @@ def bearer(page: Page) -> str:
 
 
 def ok(stack: StackClient, page: Page, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-    got, payload = stack.call(method, path, body, token=bearer(page))
-    assert got == status, (method, path, got, payload)
-    return payload
+    return PageApi(page, stack).ok(method, path, body, status)
 
 
 def grant(stack: StackClient, page: Page, skill_id: str, permission: str, granted: bool = True) -> None:

@@ -12,7 +12,7 @@ from zoneinfo import ZoneInfo
 from playwright.sync_api import Locator, Page, expect
 
 from skillcore.clock import to_api_time
-from tests.stack.browser.conftest import screenshot
+from tests.stack.browser.conftest import PageApi, screenshot
 from tests.stack.conftest import StackClient
 
 DEFAULT_TITLE = "每日记忆整理"
@@ -23,16 +23,7 @@ def parse(value: str) -> datetime:
     return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 
-class PageUser:
-    def __init__(self, page: Page, stack: StackClient) -> None:
-        self.stack = stack
-        self.token = page.evaluate("sessionStorage.getItem('skillcore.token')")
-
-    def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-        got, payload = self.stack.call(method, path, body, token=self.token)
-        assert got == status, (method, path, got, payload)
-        return payload
-
+class PageUser(PageApi):
     def jobs(self) -> list[dict[str, Any]]:
         return self.ok("GET", "/rpc/automation-jobs")["items"]
 

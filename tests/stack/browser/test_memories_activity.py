@@ -10,7 +10,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from scripts import evals
-from tests.stack.browser.conftest import screenshot
+from tests.stack.browser.conftest import PageApi, screenshot
 from tests.stack.conftest import StackClient
 
 
@@ -21,9 +21,7 @@ def bearer(page: Page) -> str:
 
 
 def ok(stack: StackClient, page: Page, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-    got, payload = stack.call(method, path, body, token=bearer(page))
-    assert got == status, (method, path, got, payload)
-    return payload
+    return PageApi(page, stack).ok(method, path, body, status)
 
 
 def with_agent(page: Page, stack: StackClient, name: str = "Mika") -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
-from tests.stack.browser.conftest import screenshot
+from tests.stack.browser.conftest import PageApi, screenshot
 from tests.stack.conftest import StackClient
 
 RECALL = "memory-recall"
@@ -30,17 +30,8 @@ NAMES = {
 }
 
 
-class Api:
+class Api(PageApi):
     """The signed-in page's user, calling the API with the page's own token."""
-
-    def __init__(self, page: Page, stack: StackClient) -> None:
-        self.stack = stack
-        self.token = page.evaluate("sessionStorage.getItem('skillcore.token')")
-
-    def ok(self, method: str, path: str, body: Any = None, status: int = 200) -> Any:
-        got, payload = self.stack.call(method, path, body, token=self.token)
-        assert got == status, (method, path, got, payload)
-        return payload
 
     def grants(self, skill_id: str, code: str) -> list[dict[str, Any]]:
         items = self.ok("GET", "/rpc/skills/permissions?limit=100")["items"]
