@@ -54,3 +54,14 @@ def test_allow_names_the_methods_another_function_serves_on_the_path() -> None:
     assert answer["statusCode"] == 405
     assert answer["headers"]["Allow"] == "GET, POST"
     assert _call(_routes(), "GET", "/rpc/conversations/c1/messages")["statusCode"] == 200
+
+
+def test_a_path_only_another_function_serves_is_a_405_not_a_404() -> None:
+    routes = _routes()
+    routes.served_elsewhere("GET", "/rpc/approvals")
+    routes.served_elsewhere("POST", "/rpc/approvals/<approvalId>")
+    answer = _call(routes, "TRACE", "/rpc/approvals")
+    assert answer["statusCode"] == 405
+    assert answer["headers"]["Allow"] == "GET"
+    assert _call(routes, "DELETE", "/rpc/approvals/a1")["headers"]["Allow"] == "POST"
+    assert _call(routes, "TRACE", "/rpc/nothing-here")["statusCode"] == 404

@@ -183,8 +183,11 @@ class Routes:
             if any(not PATH_ID.match(value) for value in params.values()):
                 raise NotFound("not found")
             return route, params
-        if allowed:
-            methods = sorted({*allowed, *(m for m, pattern in self._elsewhere if pattern.match(path))})
+        # A path whose every method lives in another function (HostedFunction's /rpc/approvals) exists all the
+        # same: another method on it is a 405, not a 404.
+        elsewhere = [m for m, pattern in self._elsewhere if pattern.match(path)]
+        if allowed or elsewhere:
+            methods = sorted({*allowed, *elsewhere})
             return None, envelope(405, "method_not_allowed", f"{method} is not allowed here", {"allowed": methods},
                                   headers={"Allow": ", ".join(methods)})
         return None, envelope(404, "not_found", "no such route")

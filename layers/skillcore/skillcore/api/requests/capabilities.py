@@ -128,7 +128,9 @@ class StartDraft(Strict):
 class DraftAnswerInput(Strict):
     # The document says what the validator below enforces: an answer carries a text, a binding, or both.
     model_config = Strict.model_config | ConfigDict(
-        json_schema_extra={"anyOf": [{"required": ["text"]}, {"required": ["binding"]}]})
+        json_schema_extra={"anyOf": [
+            {"required": ["text"], "properties": {"text": {"type": "string"}}},
+            {"required": ["binding"], "properties": {"binding": {"type": "object"}}}]})
     gap_id: str = Field(min_length=1, max_length=64)
     text: str | None = Field(default=None, min_length=1, max_length=500, json_schema_extra=NOT_BLANK)
     binding: ToolBindingInput | None = None
