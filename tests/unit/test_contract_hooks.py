@@ -33,6 +33,7 @@ JOBS = _case(
     "POST", "/rpc/skills/background-jobs", ["validation_error", "permission_required", "run_at_out_of_range"]
 )
 LIST = _case("GET", "/rpc/agents", ["validation_error"])
+GENERATE = _case("POST", "/rpc/user-capability-drafts/{draftId}/generate", ["validation_error"])
 
 
 @pytest.mark.parametrize(
@@ -45,6 +46,9 @@ LIST = _case("GET", "/rpc/agents", ["validation_error"])
         (LIST, 422, _error("validation_error", "cursor"), True),  # a cursor the server did not mint
         (LIST, 422, _error("validation_error", "cursor", "limit"), False),
         (LIST, 422, _error("validation_error"), False),
+        (GENERATE, 422, _error("validation_error", "answers/3/gapId"), True),  # not a gap of the stored draft
+        (GENERATE, 422, _error("validation_error", "answers/3/text"), False),
+        (JOBS, 422, _error("validation_error", "answers/0/gapId"), False),  # only where the state decides
         (JOBS, 400, _error("permission_required"), False),  # only a 422 is a rule's answer
         (JOBS, 422, b"not json", False),
     ],

@@ -37,6 +37,21 @@ class Snapshot(Struct, frozen=True, kw_only=True):
         return next((t for t in self.tools if t.name == name), None)
 
 
+class SnapshotDiff(Struct, frozen=True, kw_only=True):
+    """What a refresh saw change against the pinned snapshot, by tool name."""
+
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()  # description or input schema differ
+
+
+class PendingSnapshot(Struct, frozen=True, kw_only=True):
+    """A refreshed tool list that differs from the pinned one: held until the owner accepts its fingerprint."""
+
+    snapshot: Snapshot
+    diff: SnapshotDiff
+
+
 class HostedEndpoint(Struct, frozen=True, kw_only=True):
     endpoint_id: str
     user_id: str
@@ -52,9 +67,16 @@ class HostedEndpoint(Struct, frozen=True, kw_only=True):
     snapshot: Snapshot
     created_at: datetime
     updated_at: datetime
+    pending: PendingSnapshot | None = None  # set while status is drift_pending
 
     def __post_init__(self) -> None:
         force_setattr(self, "status", EndpointStatus(self.status))
+
+    def drifted_tool_names(self) -> frozenset[str]:
+        """Tools refused with `tool_drifted` until the pending list is accepted: the added and the changed ones."""
+        if self.pending is None:
+            return frozenset()
+        return frozenset(self.pending.diff.added) | frozenset(self.pending.diff.changed)
 
 
 class EndpointSecret(Struct, frozen=True, kw_only=True):
