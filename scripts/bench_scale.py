@@ -394,11 +394,16 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool, reminders: int | N
                                      f"{scaling:.2f}", "> 1.5", scaling > 1.5))
     for fanned in (r for r in results if r.items > 1):
         same = next((r for r in singles if r.workers == fanned.workers), None)
-        if same is not None:
-            gain = (fanned.jobs / fanned.seconds) / (same.jobs / same.seconds)
-            p99 = _pct(fanned.delays_ms, 0.99) / max(1.0, _pct(same.delays_ms, 0.99))
-            report.line(f"  {label(fanned.workers, fanned.items)} vs {label(same.workers, 1)}: {gain:.2f}x"
-                        f" throughput, slot delay p99 x{p99:.2f}: "
-                        + report.verdict(SECTION, f"{fanned.items} items at once / 1 ({fanned.workers} workers)",
-                                         f"{gain:.2f}", "> 1.0", gain > 1.0))
+        if same is None:
+            continue
+        gain = (fanned.jobs / fanned.seconds) / (same.jobs / same.seconds)
+        p99 = _pct(fanned.delays_ms, 0.99) / max(1.0, _pct(same.delays_ms, 0.99))
+        text = (f"  {label(fanned.workers, fanned.items)} vs {label(same.workers, 1)}: {gain:.2f}x throughput,"
+                f" slot delay p99 x{p99:.2f}")
+        if fanned.workers == 1:
+            # One worker leaves the machine idle while it waits on DynamoDB and the model: the gain of items
+            # at once shows there. With 8 workers on a small machine its cores are the limit (reported only).
+            text += ": " + report.verdict(SECTION, f"{fanned.items} items at once / 1 (1 worker)", f"{gain:.2f}",
+                                          "> 1.2", gain > 1.2)
+        report.line(text)
     return results
