@@ -6,8 +6,8 @@ memory ranking and the background scheduler, printed as one report with figures 
     python -m scripts.bench --only requests --only ranking
     python -m scripts.bench --only scheduler --jobs 2000
     python -m scripts.bench --only capabilities
-    python -m scripts.bench --only scale --quick          the burst through shard tasks, about 2 minutes
-    python -m scripts.bench --only scale --reminders 20000 --slots 2000 --workers 4,8
+    python -m scripts.bench --only scale --quick          the burst through shard tasks, about 3 minutes
+    python -m scripts.bench --only scale --reminders 4000 --slots 400 --workers 1,8,8x4
 
 Sections: cold, mcp (McpFunction against a bare MCP server), requests, latency, ranking, scheduler, automation,
 scale (a burst of reminders and automation slots drained through the dispatcher's shard tasks), page (the Skills page's first load), capabilities (catalog, protocol, create over HTTP). The script asserts
@@ -117,10 +117,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=None,
                         help="due jobs per scheduler run (default 5000, --quick 500)")
     parser.add_argument("--reminders", type=int, default=None,
-                        help="scale: reminders due at the instant (default 20000, --quick 300)")
+                        help="scale: reminders due at the instant (default 20000, --quick 200)")
     parser.add_argument("--slots", type=int, default=None,
-                        help="scale: automation slots due at the instant (default 2000, --quick 30)")
-    parser.add_argument("--workers", default="1,2,4,8", help="scale: worker counts, comma-separated (default 1,2,4,8)")
+                        help="scale: automation slots due at the instant (default 2000, --quick 20)")
+    parser.add_argument("--workers", default="1,2,4,8,1x4,8x4",
+                        help="scale: workers, or workers x items each runs at once, comma-separated"
+                             " (default 1,2,4,8,1x4,8x4)")
     args = parser.parse_args(argv)
     args.only = [s for s in SECTIONS if s in (args.only or SECTIONS)]
     ensure_import_paths()
@@ -171,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
         from scripts import bench_scale
 
         bench_scale.run(report, dynamo, quick=args.quick, reminders=args.reminders, slots=args.slots,
-                        workers=tuple(int(w) for w in args.workers.split(",") if w.strip()))
+                        configs=bench_scale.parse_configs(args.workers))
 
     def capabilities() -> None:
         from scripts import bench_capabilities

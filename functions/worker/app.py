@@ -27,10 +27,11 @@ settings = Settings.from_env()
 db = make_db(settings)
 # Automation runs may think longer than a chat turn: a worker has minutes, not API Gateway's 29 s. Their
 # model calls share a rate (settings.model_calls_per_minute) so a burst stays within the Bedrock quota.
+# A shard's items run settings.worker_concurrency at once (skillcore/fanout.py), each behind its own claim.
 model = throttled(make_model(settings, read_timeout=60.0, tool_planner=plan), settings)
 work = ShardWork(
-    Worker(db, SKILLS.background, batch_size=settings.scan_batch_size),
-    AutomationRunner(db, SKILLS, model, batch_size=settings.scan_batch_size),
+    Worker(db, SKILLS.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
+    AutomationRunner(db, SKILLS, model, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
     make_work_queue(settings.work_queue_url, settings.region),
     max_age_seconds=settings.work_max_age_seconds,
 )

@@ -104,6 +104,7 @@ class EventMetrics(AmazonCloudWatchEMFProvider):
 _events = EventMetrics(namespace=os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "skillcore",
                        service=os.environ.get("POWERTOOLS_SERVICE_NAME") or "skillcore")
 metrics = Metrics(provider=_events)
+_metric_lock = threading.Lock()
 
 
 # -- the business events: one call where each happens ------------------------------------------------
@@ -132,7 +133,8 @@ SLOT_DELAY = "AutomationSlotDelay"
 def slot_delay(milliseconds: int) -> None:
     """From a run's slot (10:00 in the user's zone) to the end of its run: one value per run, so CloudWatch
     can answer its p50/p99 (the alarm in template.yaml watches p99)."""
-    metrics.add_metric(name=SLOT_DELAY, unit="Milliseconds", value=milliseconds)
+    with _metric_lock:  # runs finish on several threads of one worker; the metric set is not thread-safe
+        metrics.add_metric(name=SLOT_DELAY, unit="Milliseconds", value=milliseconds)
 
 
 def model_degraded(reason: str) -> None:
@@ -142,8 +144,9 @@ def model_degraded(reason: str) -> None:
 @contextmanager
 def job_keys(*, job_id: str, skill_id: str) -> Iterator[None]:
     """`job_id` and `skill_id` on every log line written while a worker acts on one job."""
-    logger.append_keys(job_id=job_id, skill_id=skill_id)
+    # Thread-safe keys: a worker runs several jobs of a shard at once, each on its own thread.
+    logger.thread_safe_append_keys(job_id=job_id, skill_id=skill_id)
     try:
         yield
     finally:
-        logger.remove_keys(["job_id", "skill_id"])
+        logger.thread_safe_remove_keys(["job_id", "skill_id"])

@@ -12,6 +12,7 @@ counted and logged (type, id, error type) and the scan goes on with the next one
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -54,14 +55,16 @@ class ScanFailures:
     def __init__(self) -> None:
         self.count = 0
         self._seen: set[tuple[str, str]] = set()
+        self._lock = threading.Lock()  # a worker runs several items of a shard at once (skillcore/fanout.py)
 
     def record(self, kind: str, item_id: str, error: BaseException,
                quarantine: Callable[[str], None] | None = None) -> bool:
         """Logs and counts the failure; False if this scan had already met the item (the index lags)."""
-        if (kind, item_id) in self._seen:
-            return False
-        self._seen.add((kind, item_id))
-        self.count += 1
+        with self._lock:
+            if (kind, item_id) in self._seen:
+                return False
+            self._seen.add((kind, item_id))
+            self.count += 1
         error_type = error.error_type if isinstance(error, UnreadableRecord) else type(error).__name__
         # No exc_info: a traceback carries the exception's text, which may quote the item.
         logger.error("scan skipped an item", extra={"item_type": kind, "item_id": item_id, "error_type": error_type})

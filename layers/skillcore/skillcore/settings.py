@@ -74,6 +74,8 @@ BOUNDS = {
     # automation/throttle.py; a throttled run waits with backoff and jitter for at most this long.
     "model_calls_per_minute": (0, 0, 1_000_000),
     "model_wait_ms": (30_000, 0, 600_000),
+    # Items of one shard a worker runs at once (skillcore/fanout.py): each keeps its own conditional claim.
+    "worker_concurrency": (4, 1, 32),
 }
 
 
@@ -94,6 +96,7 @@ class Settings(Struct, frozen=True, kw_only=True):
     work_max_age_seconds: int = BOUNDS["work_max_age_seconds"][0]
     model_calls_per_minute: int = BOUNDS["model_calls_per_minute"][0]
     model_wait_ms: int = BOUNDS["model_wait_ms"][0]
+    worker_concurrency: int = BOUNDS["worker_concurrency"][0]
     # The SQS queue of shard work (the scan sends, WorkerFunction receives); "" where nothing dispatches.
     work_queue_url: str = ""
     local: bool = False

@@ -10,6 +10,7 @@ skill that runs jobs (skills.automations.job_runner()) guards the run: without i
 from __future__ import annotations
 
 import random
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from skillcore.db import users
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import StoreError
 from skillcore.errors import ConcurrentUpdate
+from skillcore.fanout import DEFAULT_CONCURRENCY, Fanout
 from skillcore.ids import new_id
 from skillcore.memory.ports import read_write_ports
 from skillcore.model.port import ChatModel, ModelError
@@ -46,6 +48,7 @@ class AutomationRunner:
     def __init__(
         self, db: Db, skills: Skills, model: ChatModel, *, retry: RetryPolicy | None = None,
         rng: random.Random | None = None, batch_size: int = 20, ports_for: PortsFor | None = None,
+        concurrency: int = DEFAULT_CONCURRENCY,
     ):
         self._db = db
         self._skills = skills
@@ -53,6 +56,7 @@ class AutomationRunner:
         self._retry = retry or RetryPolicy()
         self._rng = rng or random.Random()
         self._batch = batch_size
+        self._fanout = Fanout(concurrency)
         self.slot_delays_ms: deque[int] = deque(maxlen=100_000)  # for the bench; the metric is the product's
         # The tools' ports: the job runner's tools are the memory tools, bound to the Memories table.
         self._agent_turn = AgentTurn(
@@ -92,26 +96,50 @@ class AutomationRunner:
                 return runs, True
             due = store.due_jobs(self._db, shard_no, now, limit=self._batch)
             self._rng.shuffle(due)
-            won = 0
-            for job in due:
-                if remaining_ms() <= margin_ms:
-                    return runs, True
+            won, ran, short = self._run_batch(due, now, remaining_ms, margin_ms, failures, skill_id, since)
+            runs += ran
+            if short:
+                return runs, True
+            if len(due) < self._batch or won == 0:
+                return runs, False
+
+    def _run_batch(self, due: list[AutomationJob | UnreadableRecord], now: datetime, remaining_ms: Callable[[], int],
+                   margin_ms: int, failures: ScanFailures, skill_id: str, since: float) -> tuple[int, int, bool]:
+        """(slots won or skipped, runs recorded, whether time ran short). Up to `concurrency` slots at once
+        (a run mostly waits on the model), each behind its own conditional claim; none starts once time is
+        short, and every started run is recorded before this returns."""
+        lock = threading.Lock()
+        tally = {"won": 0, "runs": 0}
+        short = [False]
+
+        def stop() -> bool:
+            short[0] = short[0] or remaining_ms() <= margin_ms
+            return short[0]
+
+        def one(job: AutomationJob | UnreadableRecord) -> None:
+            won = ran = 0
+            try:
                 if isinstance(job, UnreadableRecord):
-                    won += self._skip(failures, job.item_id, job, now)
-                    continue
+                    won = self._skip(failures, job.item_id, job, now)
+                    return
                 if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
-                    continue
+                    return
                 try:
                     claimed = self.claim(job, now)
                     if claimed is None:
-                        continue
-                    won += 1
+                        return
+                    won = 1
                     with job_keys(job_id=claimed.job_id, skill_id=skill_id):
-                        runs += self.run_slot(claimed, now, since=since)
+                        ran = self.run_slot(claimed, now, since=since)
                 except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
                     won += self._skip(failures, job.job_id, error, now)
-            if len(due) < self._batch or won == 0:
-                return runs, False
+            finally:
+                with lock:
+                    tally["won"] += won
+                    tally["runs"] += ran
+
+        self._fanout.run(due, one, stop=stop)
+        return tally["won"], tally["runs"], short[0]
 
     def _skip(self, failures: ScanFailures, job_id: str, error: BaseException, now: datetime) -> int:
         """Records a job this scan cannot handle; 1 if it was new to this scan (progress), else 0."""

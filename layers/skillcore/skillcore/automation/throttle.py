@@ -54,6 +54,7 @@ class ThrottledModel:
         self._sleep = sleep
         self._clock = clock
         self.waits = 0  # backoffs taken, for the bench and the tests
+        self._waits_lock = threading.Lock()  # one worker's runs call it from several threads
 
     def converse(self, request: ModelRequest) -> ModelResponse:
         deadline = self._clock() + self._max_wait
@@ -69,7 +70,8 @@ class ThrottledModel:
             delay = self._rng.uniform(0, min(MAX_DELAY_MS, BASE_DELAY_MS * 2 ** min(attempt, 16)) / 1000)
             if self._clock() + delay > deadline:
                 raise ModelError(THROTTLED)
-            self.waits += 1
+            with self._waits_lock:
+                self.waits += 1
             self._sleep(delay)
 
 

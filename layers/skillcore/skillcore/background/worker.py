@@ -11,6 +11,7 @@ shared by a batch.
 from __future__ import annotations
 
 import random
+import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -32,6 +33,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, StoreError, TransactionCanceled, TransactionFailed
 from skillcore.db.transact import Op, transact, write
 from skillcore.errors import ConcurrentUpdate
+from skillcore.fanout import DEFAULT_CONCURRENCY, Fanout
 from skillcore.ids import new_id
 from skillcore.models import Message, Origin, Role, preview
 from skillcore.observability import background_job, job_keys, logger
@@ -62,6 +64,21 @@ class ScanSummary(Struct):
         }
 
 
+def _add(total: ScanSummary, part: ScanSummary) -> None:
+    for name in ScanSummary.__struct_fields__:
+        setattr(total, name, getattr(total, name) + getattr(part, name))
+
+
+class _Batch:
+    """What the items of one batch of a shard did, written under `lock` by the threads that ran them."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.progress = 0
+        self.raced = False
+        self.short = False
+
+
 class _Delivery:
     """`done` once the job's message exists: from then on the job can only succeed. `audited` once this
     attempt's `allowed` decision was written, in the message's own transaction: a worker that dies right
@@ -78,11 +95,12 @@ class TransientJobError(Exception):
 class Worker:
     def __init__(
         self, db: Db, registry: BackgroundRegistry, *, batch_size: int = DEFAULT_BATCH,
-        retry: RetryPolicy | None = None, rng: random.Random | None = None,
+        retry: RetryPolicy | None = None, rng: random.Random | None = None, concurrency: int = DEFAULT_CONCURRENCY,
     ):
         self._db = db
         self._registry = registry
         self._batch = batch_size
+        self._fanout = Fanout(concurrency)
         self._retry = retry or RetryPolicy()
         self._rng = rng or random.Random()
 
@@ -109,7 +127,8 @@ class Worker:
         ran short, or `yield_on_race` and another worker won a race here), False when the shard is drained.
 
         Candidates come in random order, so two workers handed the same shard (a duplicate message, a
-        continuation racing a new scan) mostly claim different jobs; each claim is conditional either way."""
+        continuation racing a new scan) mostly claim different jobs; each claim is conditional either way.
+        The worker's `concurrency` (settings.worker_concurrency) bounds how many of a batch run at once."""
         while True:
             if remaining_ms() <= SAFETY_MARGIN_MS:
                 return True
@@ -117,32 +136,53 @@ class Worker:
             if not candidates:
                 return False
             self._rng.shuffle(candidates)
-            progress = 0
-            raced = False
-            for candidate in candidates:
-                if remaining_ms() <= SAFETY_MARGIN_MS:
-                    return True
-                if isinstance(candidate, UnreadableRecord):
-                    progress += self._skip(failures, candidate.item_id, candidate, now)
-                    continue
-                lost_before = summary.lost_races
-                try:
-                    job = self.claim(candidate, now, summary)
-                    if job is not None:
-                        progress += 1
-                        with job_keys(job_id=job.job_id, skill_id=job.skill_id):
-                            self.run(job, now, summary)
-                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
-                    progress += self._skip(failures, candidate.job_id, error, now)
-                    continue
-                if job is None and summary.lost_races > lost_before:
-                    raced = True
-                    if yield_on_race:
-                        return True  # another scanner works this shard: go elsewhere, come back later
-                    break  # read the shard again: what is left, in a new random order
-            if progress == 0 and not raced:
+            batch = self._work_batch(candidates, now, remaining_ms, summary, failures)
+            if batch.short:
+                return True
+            if batch.raced:
+                if yield_on_race:
+                    return True  # another scanner works this shard: go elsewhere, come back later
+                continue  # read the shard again: what is left, in a new random order
+            if batch.progress == 0:
                 # Only stale entries (the index will catch up) or items this worker already skipped.
                 return False
+
+    def _work_batch(self, candidates: list[job_store.Candidate | UnreadableRecord], now: datetime,
+                    remaining_ms: Callable[[], int], summary: ScanSummary, failures: ScanFailures) -> _Batch:
+        """Up to `concurrency` candidates at once, each behind its own conditional claim; none starts once
+        time is short or a race was lost (another worker is here), and every started one finishes."""
+        batch = _Batch()
+
+        def stop() -> bool:
+            if remaining_ms() <= SAFETY_MARGIN_MS:
+                batch.short = True
+            return batch.short or batch.raced
+
+        def one(candidate: job_store.Candidate | UnreadableRecord) -> None:
+            mine = ScanSummary()  # this item's counts, added to the shard's under the lock
+            gained, lost = 0, False
+            try:
+                if isinstance(candidate, UnreadableRecord):
+                    gained = self._skip(failures, candidate.item_id, candidate, now)
+                    return
+                try:
+                    job = self.claim(candidate, now, mine)
+                    if job is None:
+                        lost = mine.lost_races > 0
+                        return
+                    gained = 1
+                    with job_keys(job_id=job.job_id, skill_id=job.skill_id):
+                        self.run(job, now, mine)
+                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+                    gained += self._skip(failures, candidate.job_id, error, now)
+            finally:
+                with batch.lock:
+                    _add(summary, mine)
+                    batch.progress += gained
+                    batch.raced = batch.raced or lost
+
+        self._fanout.run(candidates, one, stop=stop)
+        return batch
 
     def recover(self, now: datetime, summary: ScanSummary, failures: ScanFailures | None = None) -> None:
         """Running jobs whose lease expired: their worker died. Retry them (or fail them at maxAttempts)."""

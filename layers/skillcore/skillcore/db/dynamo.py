@@ -84,7 +84,9 @@ def make_client(settings: Settings) -> Any:
     import boto3  # imported here so modules that only describe items stay cheap to import
     from botocore.config import Config
 
-    config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5)
+    # A worker's items run on several threads at once, sharing this (thread-safe) client: a connection each.
+    config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5,
+                    max_pool_connections=max(10, 2 * settings.worker_concurrency))
     return boto3.client(
         "dynamodb", region_name=settings.region, endpoint_url=settings.dynamodb_endpoint, config=config
     )

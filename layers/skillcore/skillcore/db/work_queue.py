@@ -11,13 +11,17 @@ the same worker handler.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from skillcore.db.errors import StoreError, StoreUnavailable
 
 LOCAL_SCHEME = "local://"
-BATCH = 10  # SendMessageBatch's limit
+BATCH = 10  # SendMessageBatch's limit of entries
+MAX_BATCH_BYTES = 256 * 1024  # SQS's limit on one message, and on the sum of one batch's messages
+ATTEMPTS = 3  # sends of an entry SQS refused for its own reasons (not the request's fault)
+BACKOFF_S = 0.05
 
 
 class WorkQueue(Protocol):
@@ -52,28 +56,70 @@ class _LocalRef:
 
 
 class SqsWorkQueue:
-    def __init__(self, client: Any, url: str):
+    """The deployed queue. `send` packs the bodies into SendMessageBatch requests of at most BATCH entries
+    and MAX_BATCH_BYTES (SQS counts the sum of the bodies), retries the entries SQS refused for its own
+    reasons (`SenderFault` false: throttling, an internal error) with a short backoff, and raises, after
+    every batch was tried, for what is still not sent: a refused entry (the request's fault) at once, a
+    retried one after ATTEMPTS. A raised send leaves the caller's message undeleted, so it comes back."""
+
+    def __init__(self, client: Any, url: str, *, sleep: Callable[[float], None] = time.sleep):
         self._client = client
         self._url = url
+        self._sleep = sleep
 
     def send(self, bodies: Sequence[str]) -> None:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        for start in range(0, len(bodies), BATCH):
-            entries = [{"Id": str(i), "MessageBody": body} for i, body in enumerate(bodies[start:start + BATCH])]
-            for _ in range(3):  # entries SQS could not take this time are sent again
+        unsent: dict[str, str] = {}  # entry id (the body's index) -> SQS's error code
+        for batch in batches(bodies):
+            entries = batch
+            for attempt in range(ATTEMPTS):
+                if attempt:
+                    self._sleep(BACKOFF_S * 2 ** (attempt - 1))
                 try:
                     response = self._client.send_message_batch(QueueUrl=self._url, Entries=entries)
                 except (ClientError, BotoCoreError) as error:
                     raise StoreUnavailable("SendMessageBatch failed", code=type(error).__name__,
                                            operation="send_message_batch") from error
-                failed = {f["Id"] for f in response.get("Failed", [])}
-                entries = [e for e in entries if e["Id"] in failed]
+                retry = []
+                failed = {f["Id"]: f for f in response.get("Failed", [])}
+                for entry in entries:
+                    failure = failed.get(entry["Id"])
+                    if failure is None:
+                        unsent.pop(entry["Id"], None)
+                    elif failure.get("SenderFault"):
+                        unsent[entry["Id"]] = str(failure.get("Code", "SenderFault"))
+                    else:
+                        unsent[entry["Id"]] = str(failure.get("Code", "ServiceFault"))
+                        retry.append(entry)
+                entries = retry
                 if not entries:
                     break
-            if entries:
-                raise StoreError(f"{len(entries)} messages not accepted", code="SendFailed",
-                                 operation="send_message_batch")
+        if unsent:
+            codes = ", ".join(sorted(set(unsent.values())))
+            raise StoreError(f"{len(unsent)} of {len(bodies)} messages not accepted ({codes})", code="SendFailed",
+                             operation="send_message_batch")
+
+
+def batches(bodies: Sequence[str]) -> list[list[dict[str, str]]]:
+    """SendMessageBatch entries: at most BATCH per request and MAX_BATCH_BYTES of bodies; the Id of an
+    entry is its body's index in `bodies`. A body larger than one message may be is refused here."""
+    out: list[list[dict[str, str]]] = []
+    current: list[dict[str, str]] = []
+    size = 0
+    for index, body in enumerate(bodies):
+        length = len(body.encode())
+        if length > MAX_BATCH_BYTES:
+            raise StoreError(f"message {index} is {length} bytes, over SQS's {MAX_BATCH_BYTES}",
+                             code="MessageTooLong", operation="send_message_batch")
+        if current and (len(current) == BATCH or size + length > MAX_BATCH_BYTES):
+            out.append(current)
+            current, size = [], 0
+        current.append({"Id": str(index), "MessageBody": body})
+        size += length
+    if current:
+        out.append(current)
+    return out
 
 
 def make_work_queue(url: str, region: str) -> WorkQueue:
