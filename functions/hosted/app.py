@@ -14,10 +14,10 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from skillcore.api import routes_approvals, routes_hosted
 from skillcore.api.app import new_app
+from skillcore.approvals.models import ApprovalStatus
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.egress.settings import EgressSettings
-from skillcore.approvals.models import ApprovalStatus
 from skillcore.hosted import secrets
 from skillcore.hosted.chat import deliver_after_decision
 from skillcore.hosted.service import HostedDeps

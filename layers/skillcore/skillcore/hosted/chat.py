@@ -56,7 +56,15 @@ from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.hosted.models import EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id
 from skillcore.language import Language
-from skillcore.model.port import BlockKind, ModelError, ModelRequest, ModelResponse, SystemBlock, ToolCall, ToolSpec
+from skillcore.model.port import (
+    BlockKind,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    SystemBlock,
+    ToolCall,
+    ToolSpec,
+)
 from skillcore.models import ConversationKind, Message, Origin, Role, RunKind, RunOutcome, preview
 from skillcore.observability import logger
 from skillcore.policy.gate import OperationApproval, PolicyInput, decide
@@ -100,7 +108,7 @@ class OfferedTool(Struct, frozen=True, kw_only=True):
 
 def offered_tools(endpoints: Sequence[HostedEndpoint]) -> list[OfferedTool]:
     """The tools a call may reach now: endpoint not disabled, tool enabled and not drifted."""
-    offered = []
+    offered: list[OfferedTool] = []
     for endpoint in endpoints:
         if endpoint.status is EndpointStatus.DISABLED:
             continue
@@ -246,7 +254,7 @@ def failed_text(label: str, code: str, language: Language) -> str:
 
 def not_available_text(label: str, reason: str, language: Language) -> str:
     if language is Language.ZH:
-        return {"grant": f"调用托管工作流需要你的授权（hosted_workflow:invoke）。你可以在 Skills 页面开启。",
+        return {"grant": "调用托管工作流需要你的授权（hosted_workflow:invoke）。你可以在 Skills 页面开启。",
                 "disabled": "托管工作流技能已关闭。",
                 "arguments": f"{label} 的参数必须是一个 JSON 对象。"}.get(reason, f"{label} 现在不可用。")
     return {"grant": "Calling hosted workflows needs your permission (hosted_workflow:invoke). "
