@@ -82,7 +82,7 @@ class ChatUser(Caller):
                        {"clientMessageId": uuid.uuid4().hex, "text": text})
 
     def messages(self) -> list[dict[str, Any]]:
-        return self.ok("GET", f"/rpc/conversations/{self.conversation}/messages")["items"]
+        return self.ok("GET", f"/rpc/conversations/{self.conversation}/messages?limit=100")["items"]
 
     def pending(self) -> list[dict[str, Any]]:
         return self.ok("GET", "/rpc/approvals?status=pending")["items"]
@@ -180,3 +180,36 @@ def test_a_disabled_tool_is_not_offered(stack: StackClient, hosted: HostedServer
     turn = user.say('/hosted test_flow.echo {"text": "hi"}')
     assert turn["run"]["outcome"] == "denied" and "not available" in turn["reply"]["text"]
     assert user.calls_out() == []
+
+
+def test_how_fast_an_approved_result_reaches_the_conversation(stack: StackClient, hosted: HostedServer) -> None:
+    """From the approval (its request sent) to the agent's message with the result (visible to a GET), over
+    real HTTP, for both ways of approving; printed as p50 / max of ROUNDS each."""
+    rounds = 8
+    user = ChatUser(stack, hosted)
+    in_chat: list[float] = []
+    by_api: list[float] = []
+    for index in range(rounds):
+        user.say(f'/hosted test_flow.add {{"a": {index}, "b": 1}}')
+        started = time.perf_counter()
+        reply = user.say("批准")["reply"]["text"]
+        in_chat.append((time.perf_counter() - started) * 1000)
+        assert f"│ {index + 1}" in reply
+
+        user.say(f'/hosted test_flow.add {{"a": {index}, "b": 100}}')
+        [approval] = user.pending()
+        started = time.perf_counter()
+        user.ok("POST", f"/rpc/approvals/{approval['approvalId']}", {"decision": "approve"})
+        last = user.messages()[-1]
+        by_api.append((time.perf_counter() - started) * 1000)
+        assert f"│ {index + 100}" in last["text"]
+    assert len(user.calls_out()) == 2 * rounds
+
+    def summary(values: list[float]) -> str:
+        ordered = sorted(values)
+        return f"p50 {ordered[len(ordered) // 2]:.0f} ms, max {ordered[-1]:.0f} ms"
+
+    print(f"\napproved in the chat -> result in the reply: {summary(in_chat)}"
+          f"\napproved by API -> agent message visible: {summary(by_api)}")
+    # a generous bound that still fails if the follow-up waited on something (a poll, a timeout)
+    assert max(in_chat) < 5000 and max(by_api) < 5000
