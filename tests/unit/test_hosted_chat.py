@@ -240,7 +240,8 @@ class FakeConverse:
         return {"output": {"message": {"role": "assistant", "content": content}}, "stopReason": "end_turn"}
 
 
-def branch_turn(monkeypatch: pytest.MonkeyPatch, first: dict[str, Any]) -> tuple[Any, FakeConverse, list[dict]]:
+def branch_turn(monkeypatch: pytest.MonkeyPatch, first: dict[str, Any],
+                text: str = "please echo hi") -> tuple[Any, FakeConverse, list[dict]]:
     from skillcore.db import hosted_endpoints
     from skillcore.executor.context import TurnContext
     from skillcore.executor.executor import Executor
@@ -266,7 +267,7 @@ def branch_turn(monkeypatch: pytest.MonkeyPatch, first: dict[str, Any]) -> tuple
                             permission_code="hosted_workflow:invoke", scope=GrantScope.user(), status=GrantStatus.ACTIVE,
                             granted_at=NOW, updated_at=NOW)
     ctx = TurnContext(
-        user_id="u1", agent=agent, text="please echo hi", source_message_id="msg-1", disabled_skills=frozenset(),
+        user_id="u1", agent=agent, text=text, source_message_id="msg-1", disabled_skills=frozenset(),
         conversation=Conversation(user_id="u1", conversation_id="conv-1", kind=ConversationKind.SINGLE,
                                   agents=(agent,), title="Ada", message_count=0, last_message_at=None,
                                   last_message_preview=None, created_at=NOW),
@@ -300,3 +301,16 @@ def test_a_tool_name_that_was_not_offered_is_never_called(monkeypatch: pytest.Mo
 def test_a_text_answer_with_tools_offered_is_the_plain_reply(monkeypatch: pytest.MonkeyPatch) -> None:
     result, client, made = branch_turn(monkeypatch, {"text": "Hello!"})
     assert made == [] and result.reply == "Hello!" and result.kind.value == "plain" and len(client.requests) == 1
+
+
+def test_a_message_that_names_the_tool_forces_it_on_bedrock(monkeypatch: pytest.MonkeyPatch) -> None:
+    wire = chat.wire_name("test_flow", "run.v1")
+    _result, client, made = branch_turn(monkeypatch, {"toolUse": {"toolUseId": "t1", "name": wire, "input": {}}},
+                                        text='/hosted test_flow.run.v1 {"text": "x"}')
+    assert client.requests[0]["toolConfig"]["toolChoice"] == {"tool": {"name": wire}}
+    assert len(made) == 1
+
+
+def test_without_a_command_the_model_chooses(monkeypatch: pytest.MonkeyPatch) -> None:
+    _result, client, _made = branch_turn(monkeypatch, {"text": "Hello!"})
+    assert "toolChoice" not in client.requests[0]["toolConfig"]

@@ -22,6 +22,7 @@ from skillcore.model.port import (
     ModelRequest,
     ModelResponse,
     SystemBlock,
+    ToolChoice,
     ToolSpec,
 )
 from skillcore.models import Role, RunKind, RunOutcome, SessionStatus, WorkflowSession
@@ -158,7 +159,7 @@ class Executor:
         return replace(result, kind=RunKind.PROMPT, skill=chosen[0].manifest)
 
     def ask_model(self, ctx: TurnContext, blocks: Sequence[SystemBlock], *,
-                  tools: Sequence[ToolSpec] = ()) -> ModelResponse:
+                  tools: Sequence[ToolSpec] = (), tool_choice: ToolChoice | None = None) -> ModelResponse:
         """The model asked as for a reply (persona, context blocks, the prompt skills this text selects, `blocks`),
         with `tools` offered; raises ModelError. The hosted branch's way to the model (hosted/chat.py)."""
         context, _memories = self._context_blocks(ctx) if self._context_blocks else ((), None)
@@ -166,7 +167,7 @@ class Executor:
                    select_prompts(self._skills, ctx.text, ctx.conversation.kind, ctx.disabled_skills)]
         return self._model.converse(ModelRequest(
             system=(persona_block(ctx), *context, *prompts, *blocks), messages=tuple(self._messages(ctx)),
-            tools=tuple(tools), max_tokens=self._max_tokens,
+            tools=tuple(tools), max_tokens=self._max_tokens, tool_choice=tool_choice,
         ))
 
     def plain_result(self, ctx: TurnContext, text: str) -> TurnResult:

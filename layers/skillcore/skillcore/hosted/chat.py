@@ -63,6 +63,7 @@ from skillcore.model.port import (
     ModelResponse,
     SystemBlock,
     ToolCall,
+    ToolChoice,
     ToolSpec,
 )
 from skillcore.models import ConversationKind, Message, Origin, Role, RunKind, RunOutcome, preview
@@ -290,7 +291,7 @@ class Asker(Protocol):
     """What the branch needs of the executor: the model asked with the turn's persona and context."""
 
     def ask_model(self, ctx: TurnContext, blocks: Sequence[SystemBlock], *,
-                  tools: Sequence[ToolSpec] = ()) -> ModelResponse: ...
+                  tools: Sequence[ToolSpec] = (), tool_choice: ToolChoice | None = None) -> ModelResponse: ...
 
     def plain_result(self, ctx: TurnContext, text: str) -> TurnResult: ...
 
@@ -337,8 +338,10 @@ class HostedChatBranch:
                 return self._fixed(ctx, asker, not_available_text(label, "arguments", language), RunOutcome.FAILED)
         if not tools:
             return None
+        # A message that names the tool (`/hosted`) forces that tool: its input is the model's only answer.
+        forced = ToolChoice.tool(wire_name(command.endpoint_name, command.tool_name)) if command else None
         try:
-            response = asker.ask_model(ctx, (), tools=tools.specs())
+            response = asker.ask_model(ctx, (), tools=tools.specs(), tool_choice=forced)
         except ModelError:
             return None  # the plain branch degrades and says so
         for call in response.tool_calls[:MAX_CALLS_PER_TURN]:
@@ -406,8 +409,11 @@ class HostedChatBranch:
                              skill_id=HOSTED_WORKFLOWS.skill_id, skill_version=HOSTED_WORKFLOWS.version, now=ctx.now)
         except DomainError as error:
             status = str(error.details.get("status", error.code))
-            return self._fixed(ctx, _NO_MODEL, not_pending_text(label, status, language), RunOutcome.DENIED,
-                               writes=done)
+            # Approved already (by API meanwhile, or by this very answer in a turn that died before it committed):
+            # the call below is idempotent by its clientCallId, so it answers the one result and never calls twice.
+            if not (answer.approve and status in ("approved", "used")):
+                return self._fixed(ctx, _NO_MODEL, not_pending_text(label, status, language), RunOutcome.DENIED,
+                                   writes=done)
         if not answer.approve:
             return self._fixed(ctx, _NO_MODEL, denied_text(label, language), RunOutcome.DENIED, writes=done)
         endpoint = endpoint_store.get_endpoint(self._db, ctx.user_id, chosen.endpoint_id)
@@ -423,7 +429,7 @@ class _NoModel:
     """An approved call's result is posted as rendered: the approval answer is the user's last word."""
 
     def ask_model(self, ctx: TurnContext, blocks: Sequence[SystemBlock], *,
-                  tools: Sequence[ToolSpec] = ()) -> ModelResponse:
+                  tools: Sequence[ToolSpec] = (), tool_choice: ToolChoice | None = None) -> ModelResponse:
         raise ModelError("not_asked")
 
     def plain_result(self, ctx: TurnContext, text: str) -> TurnResult:
