@@ -255,3 +255,53 @@ def test_the_logs_never_show_the_url_path_or_the_token(calls_stack: StackClient,
     # The URL's path stands for a Dify URL's key (which rides in the path).
     for secret in (TOKEN, "/behaviours", "behaviours/mcp"):
         assert secret not in said, secret
+
+
+def test_the_mcp_face_calls_the_same_service(calls_stack: StackClient, hosted: HostedServer) -> None:
+    """call_hosted_tool with the official MCP client: the same checks, errors as isError with the envelope, the
+    same replay and audit as the route."""
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    user = _user(calls_stack)
+    endpoint = register(user, hosted, approval={"echo": True})
+    endpoint_id = endpoint["endpointId"]
+    before = dict(hosted.calls)
+
+    async def flow() -> list[Any]:
+        http_client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {user.auth}"}, timeout=30)
+        async with Client(streamable_http_client(f"{calls_stack.url}/mcp", http_client=http_client),
+                          mode="legacy") as client:
+            answers = [await client.call_tool("call_hosted_tool", {
+                "endpointId": endpoint_id, "toolName": "add", "arguments": {"a": 1, "b": 2}, "clientCallId": "m-1"})]
+            grant(user)
+            for arguments in (
+                {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": 1, "b": 2}, "clientCallId": "m-1"},
+                {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": 1, "b": 2}, "clientCallId": "m-1"},
+                {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": "x"}, "clientCallId": "m-2"},
+                {"endpointId": endpoint_id, "toolName": "echo", "arguments": {"text": "hi"}, "clientCallId": "m-3"},
+                {"endpointId": "someone-elses", "toolName": "add", "arguments": {}, "clientCallId": "m-4"},
+                {"endpointId": endpoint_id, "toolName": "add", "arguments": {}, "clientCallId": "bad id!"},
+            ):
+                answers.append(await client.call_tool("call_hosted_tool", arguments))
+            return answers
+
+    refused, added, replayed, invalid, asked, missing, malformed = anyio.run(flow)
+    assert refused.is_error and refused.structured_content["error"]["code"] == "permission_required"
+    assert added.is_error is False
+    assert added.structured_content["content"] == "3" and added.structured_content["isError"] is False
+    assert replayed.structured_content == added.structured_content
+    assert hosted.calls["add"] == before.get("add", 0) + 1
+    assert invalid.is_error and invalid.structured_content["error"]["code"] == "validation_error"
+    assert {"path": "$.a", "keyword": "type"} in invalid.structured_content["error"]["details"]["errors"]
+    assert asked.is_error and asked.structured_content["error"]["code"] == "approval_required"
+    approval_id = asked.structured_content["error"]["details"]["approvalId"]
+    assert [a["approvalId"] for a in user.ok("GET", "/rpc/approvals?status=pending")["items"]] == [approval_id]
+    assert missing.is_error and missing.structured_content["error"]["code"] == "not_found"
+    assert malformed.is_error and malformed.structured_content["error"]["code"] == "validation_error"
+    reasons = [(e["decision"], e["reason"]) for e in user.ok("GET", "/rpc/skills/audit-events")["items"]
+               if e["action"] == "hosted_endpoint.call"]
+    assert reasons == [("denied", "approval_required"), ("denied", "validation_error"), ("succeeded", "succeeded"),
+                       ("denied", "permission_required")]
