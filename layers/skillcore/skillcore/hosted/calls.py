@@ -5,7 +5,7 @@
                         approval_id=None, now=now)
 
 Checks, in API.md's order, each refusal a DomainError with the API's code:
-1. the grant: `hosted_workflow:invoke` of the hosted-workflows skill through PolicyGate (422
+1. the grant: `hosted_workflow:invoke` of the hosted workflows skill (`deps.skill`) through PolicyGate (422
    `permission_required`; a skill switched off is 422 `skill_disabled`, the catalog's switch like every skill's);
 2. the endpoint exists for this user (404 otherwise, another user's too) and is not disabled (409
    `endpoint_disabled`; a `drift_pending` endpoint keeps serving its unchanged tools);

@@ -52,3 +52,9 @@ class CallTool(Strict):
     arguments: dict[str, Any]
     client_call_id: Id
     approval_id: Id | None = None
+
+
+class CallHostedToolArguments(CallTool):
+    """The MCP face's `call_hosted_tool`: the route's body with the endpoint's id from its path."""
+
+    endpoint_id: Id
