@@ -3,14 +3,21 @@ Streamable HTTP, stateless, JSON answers), served by uvicorn over HTTPS with a c
 made at test time (trustme), on a random loopback address other than 127.0.0.1, port 443 (the port the URL
 policy requires; binding it needs root, as here and in CI). `settings_env()` is what lets skillcore reach it:
 the local-only resolve / allow / CA settings of API.md section 3.
+
+Besides `/mcp` (echo, add) it serves `/behaviours/mcp`, a second server whose tools misbehave on purpose for
+the call tests: `slow` (answers after SLOW_SECONDS), `huge` (an answer over 1 MiB), `tool_error` (a result with
+isError), and `redirect_me` / `fail_500`, whose tools/call the HTTP layer answers with a 307 or a 500 (listed
+normally, so they are in the snapshot). `HostedServer.calls` counts the tools/call requests received, by tool.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +48,112 @@ def build_app() -> Any:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
 
 
+SLOW_SECONDS = 8.0
+HUGE_BYTES = 1024 * 1024 + 4096
+
+
+def build_behaviours_app() -> Any:
+    import anyio
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    server = MCPServer("hosted-behaviours")
+
+    @server.tool()
+    async def slow(text: str) -> str:
+        """Answer after a long wait."""
+        await anyio.sleep(SLOW_SECONDS)
+        return text
+
+    @server.tool()
+    def huge() -> str:
+        """Answer more than a mebibyte."""
+        return "x" * HUGE_BYTES
+
+    @server.tool()
+    def tool_error(text: str) -> str:
+        """Fail as a tool (a result with isError)."""
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        raise ToolError(f"the tool failed on {text}")
+
+    @server.tool()
+    def redirect_me() -> str:
+        """Its call is answered with a redirect."""
+        return "never"
+
+    @server.tool()
+    def fail_500() -> str:
+        """Its call is answered with a 500."""
+        return "never"
+
+    return server.streamable_http_app(
+        stateless_http=True, json_response=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+
+class CallCounter:
+    """ASGI middleware: counts tools/call requests by tool name, and answers the HTTP-level behaviours."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.calls: Counter[str] = Counter()
+        self.lock = threading.Lock()
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") != "POST":
+            await self.app(scope, receive, send)
+            return
+        body, more = b"", True
+        while more:
+            message = await receive()
+            body += message.get("body", b"")
+            more = message.get("more_body", False)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        name = None
+        if isinstance(request, dict) and request.get("method") == "tools/call":
+            name = str((request.get("params") or {}).get("name"))
+            with self.lock:
+                self.calls[name] += 1
+        if name in ("redirect_me", "fail_500"):
+            status, headers = (307, [(b"location", f"https://{NAME}/mcp".encode())]) if name == "redirect_me" \
+                else (500, [(b"content-type", b"text/plain")])
+            await send({"type": "http.response.start", "status": status, "headers": headers})
+            await send({"type": "http.response.body", "body": b"" if status == 307 else b"internal error"})
+            return
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+
+def build_root_app() -> CallCounter:
+    """`/mcp` (build_app) and `/behaviours/mcp` (build_behaviours_app), both lifespans run, calls counted."""
+    import contextlib
+
+    from starlette.applications import Starlette
+    from starlette.routing import Mount
+
+    main, behaviours = build_app(), build_behaviours_app()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Any) -> Any:
+        async with main.router.lifespan_context(main), behaviours.router.lifespan_context(behaviours):
+            yield
+
+    return CallCounter(Starlette(routes=[Mount("/behaviours", app=behaviours), Mount("/", app=main)],
+                                 lifespan=lifespan))
+
+
 def _free_address() -> str:
     rng = random.Random()
     for _ in range(50):
@@ -69,7 +182,8 @@ class HostedServer:
         self.ca.issue_cert(NAME).private_key_and_cert_chain_pem.write_to_path(str(self.cert_file))
         self.ca.cert_pem.write_to_path(str(self.ca_file))
         self.address = _free_address()
-        config = uvicorn.Config(build_app(), host=self.address, port=443, ssl_certfile=str(self.cert_file),
+        self.app = build_root_app()
+        config = uvicorn.Config(self.app, host=self.address, port=443, ssl_certfile=str(self.cert_file),
                                 ssl_keyfile=str(self.cert_file), log_level="warning", lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
@@ -86,6 +200,12 @@ class HostedServer:
     def stop(self) -> None:
         self.server.should_exit = True
         self.thread.join(10)
+
+    @property
+    def calls(self) -> Counter[str]:
+        """tools/call requests received so far, by tool name."""
+        with self.app.lock:
+            return Counter(self.app.calls)
 
     def url(self, path: str = "/mcp") -> str:
         return f"https://{NAME}{path}"

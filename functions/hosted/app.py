@@ -14,10 +14,12 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from skillcore.api import routes_approvals, routes_hosted
 from skillcore.api.app import new_app
+from skillcore.approvals.models import ApprovalStatus
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.egress.settings import EgressSettings
 from skillcore.hosted import secrets
+from skillcore.hosted.chat import deliver_after_decision
 from skillcore.hosted.service import HostedDeps
 from skillcore.observability import logger, metrics
 from skillcore.settings import Settings
@@ -27,10 +29,14 @@ settings = Settings.from_env()
 db = make_db(settings)
 egress = EgressSettings.from_env()
 keys = secrets.keys_from_env(os.environ, local=settings.local, region=settings.region)
+hosted = HostedDeps(db=db, keys=keys, egress=egress, skill=HOSTED_WORKFLOWS)
 routes = new_app()
-routes_approvals.register(routes, routes_approvals.ApprovalDeps(db=db, skill=HOSTED_WORKFLOWS, clock=system_clock))
-routes_hosted.register(routes, routes_hosted.HostedRouteDeps(
-    hosted=HostedDeps(db=db, keys=keys, egress=egress, skill=HOSTED_WORKFLOWS), clock=system_clock))
+routes_approvals.register(routes, routes_approvals.ApprovalDeps(
+    db=db, skill=HOSTED_WORKFLOWS, clock=system_clock,
+    # an approval asked in a chat: the approved call runs here and its result is posted to the conversation
+    after_decision=lambda user_id, approval, now: deliver_after_decision(
+        db, hosted, user_id, approval.approval_id, approved=approval.status is ApprovalStatus.APPROVED, now=now)))
+routes_hosted.register(routes, routes_hosted.HostedRouteDeps(hosted=hosted, clock=system_clock))
 
 init_phase.end()
 

@@ -10,15 +10,17 @@ from skillcore import init_phase
 init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
 
 import functools
+import os
 
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from mcp_face import build_server, serve
 
 from skillcore import VERSION
-from skillcore.api import http, tools_capabilities, tools_core
+from skillcore.api import http, tools_capabilities, tools_core, tools_hosted
 from skillcore.api.errors import envelope
 from skillcore.api.routes_capabilities import CapabilityRouteDeps
+from skillcore.api.routes_hosted import HostedRouteDeps
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.toolbox import Toolbox
 from skillcore.capabilities import offline_drafter
@@ -27,11 +29,15 @@ from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
+from skillcore.egress.settings import EgressSettings
 from skillcore.errors import Unauthenticated
+from skillcore.hosted import secrets
+from skillcore.hosted.service import HostedDeps
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
+from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 
 settings = Settings.from_env()
 db = make_db(settings)
@@ -46,6 +52,10 @@ tools_capabilities.register(toolbox, CapabilityRouteDeps(
     capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock,
     drafts=DraftDeps(capabilities=capability_deps, model=draft_model,
                      max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))))
+# call_hosted_tool: the hosted endpoint calls, built as HostedFunction builds them (functions/hosted/app.py).
+tools_hosted.register(toolbox, HostedRouteDeps(hosted=HostedDeps(
+    db=db, keys=secrets.keys_from_env(os.environ, local=settings.local, region=settings.region),
+    egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS), clock=system_clock))
 server = build_server(toolbox, name="skillcore", version=VERSION)
 
 init_phase.end()

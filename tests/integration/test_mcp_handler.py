@@ -58,7 +58,7 @@ def test_initialize_and_list_tools_in_two_invocations_of_one_instance(fns):
         tools = rpc_call(mcp, load_event("mcp_tools_list.json"))["result"]["tools"]
         assert {t["name"] for t in tools} == {"list_capabilities", "get_capability_protocol", "start_create",
                                               "generate_draft", "confirm_draft", "memory_recall",
-                                              "schedule_goal_check_in"}
+                                              "schedule_goal_check_in", "call_hosted_tool"}
         recall = next(t for t in tools if t["name"] == "memory_recall")
         assert recall["inputSchema"]["properties"].keys() == {"agentId", "question"}
         assert recall["inputSchema"]["additionalProperties"] is False

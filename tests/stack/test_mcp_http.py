@@ -18,7 +18,7 @@ from .conftest import Caller, StackClient
 pytestmark = pytest.mark.stack
 
 EXPECTED_TOOLS = {"list_capabilities", "get_capability_protocol", "start_create", "generate_draft", "confirm_draft",
-                  "memory_recall", "schedule_goal_check_in"}
+                  "memory_recall", "schedule_goal_check_in", "call_hosted_tool"}
 GOAL = "Write down what was done today"
 DESCRIPTION = "\n".join([
     "name: evening_notes", "display name: Evening notes", "when to use: end of day, wrap up", f"goal: {GOAL}",

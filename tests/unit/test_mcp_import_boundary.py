@@ -53,8 +53,9 @@ def test_no_other_function_imports_the_mcp_sdk(logical_id: str) -> None:
     assert loaded_packages(logical_id) & set(SDK) == set()
 
 
-def test_the_hosted_function_ships_the_sdk_it_imports_lazily() -> None:
-    requirements = (function_specs()["HostedFunction"].code_dir / "requirements.txt").read_text("utf-8")
+@pytest.mark.parametrize("logical_id", ["HostedFunction", "ChatTurnFunction"])
+def test_the_functions_that_call_out_ship_the_sdk_they_import_lazily(logical_id: str) -> None:
+    requirements = (function_specs()[logical_id].code_dir / "requirements.txt").read_text("utf-8")
     assert any(line.split("==")[0].split(">=")[0].strip() == "mcp" for line in requirements.splitlines())
 
 
@@ -63,8 +64,9 @@ def test_the_mcp_function_does_and_the_probe_would_see_it() -> None:
     assert {"mcp", "mangum", "starlette"} <= loaded_packages("McpFunction")
 
 
-# The one exception: the client side of hosted endpoints (issue 12), imported inside its functions only, by
-# HostedFunction alone, which ships the SDK in its own requirements.txt like McpFunction.
+# The one exception: the client side of hosted endpoints (issue 12), imported inside its functions only, when a
+# call is made, by HostedFunction and ChatTurnFunction (hosted tools in the chat), which ship the SDK in their
+# own requirements.txt like McpFunction.
 CLIENT_SIDE = "skillcore/egress/mcp_session.py"
 
 

@@ -26,7 +26,6 @@ API_MD = ROOT.parent / "shared" / "API.md"
 NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
     # Hosted external workflows
     ("POST", "/rpc/hosted-endpoints/{}/refresh"),
-    ("POST", "/rpc/hosted-endpoints/{}/calls"),
     # Approvals
 })
 

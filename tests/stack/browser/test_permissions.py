@@ -27,6 +27,7 @@ NAMES = {
     "memory-extraction": ("记忆提炼", "Memory extraction"),
     "goal-check-in-reminder": ("目标复盘提醒", "Goal check-in reminder"),
     "goal-setting": ("目标设定", "Goal setting"),
+    "hosted-workflows": ("托管工作流", "Hosted workflows"),
 }
 
 

@@ -13,8 +13,10 @@ from skillcore.api.requests.approvals import ApprovalQuery, DecideApproval
 from skillcore.api.views import Page
 from skillcore.api.views import approvals as views
 from skillcore.approvals import service
+from skillcore.approvals.models import Approval
 from skillcore.db import approvals as store
 from skillcore.db.dynamo import Db
+from skillcore.observability import logger
 from skillcore.skills.manifest import SkillManifest
 
 
@@ -23,6 +25,8 @@ class ApprovalDeps(Struct, frozen=True):
     # The skill whose per-operation permission the approvals serve: its id and version go into the audit.
     skill: SkillManifest
     clock: Callable[[], datetime]
+    # What follows a decision (HostedFunction: an approval asked in a chat runs its call and posts the result).
+    after_decision: Callable[[str, Approval, datetime], object] | None = None
 
 
 def register(routes: Routes, deps: ApprovalDeps) -> None:
@@ -41,4 +45,9 @@ def register(routes: Routes, deps: ApprovalDeps) -> None:
         now = deps.clock()
         approval = service.decide(deps.db, caller.user_id, approvalId, body.decision, skill_id=deps.skill.skill_id,
                                   skill_version=deps.skill.version, now=now)
+        if deps.after_decision is not None:
+            try:
+                deps.after_decision(caller.user_id, approval, deps.clock())
+            except Exception as error:  # noqa: BLE001 - the decision stands; the follow-up is logged, not answered
+                logger.warning("approval follow-up failed", extra={"error_type": type(error).__name__})
         return views.approval(approval, now)

@@ -11,13 +11,15 @@ from msgspec import Struct
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
-from skillcore.api.requests.hosted import RegisterEndpoint, UpdateEndpoint
+from skillcore.api.requests.hosted import CallTool, RegisterEndpoint, UpdateEndpoint
 from skillcore.api.views import Page
 from skillcore.api.views import hosted as views
-from skillcore.hosted import service
+from skillcore.hosted import calls, service
 from skillcore.hosted.models import EndpointStatus
 
 UPSTREAM = (e.URL_NOT_ALLOWED, e.UPSTREAM_ERROR, e.UPSTREAM_TIMEOUT)
+CALL_ERRORS = (e.SKILL_DISABLED, e.PERMISSION_REQUIRED, e.ENDPOINT_DISABLED, e.UNKNOWN_TOOL, e.TOOL_DRIFTED,
+               e.APPROVAL_REQUIRED, *UPSTREAM, e.CONCURRENT_UPDATE)
 
 
 class HostedRouteDeps(Struct, frozen=True):
@@ -60,3 +62,12 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
     def delete_hosted_endpoint(caller: Caller, endpointId: str) -> None:  # noqa: N803
         """Delete the endpoint and its sealed secrets."""
         service.delete(deps.hosted, caller.user_id, endpointId, deps.clock())
+
+    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/calls", body=CallTool, response=views.HostedCall,
+                  errors=CALL_ERRORS)
+    def call_hosted_tool(caller: Caller, endpointId: str, body: CallTool) -> views.HostedCall:  # noqa: N803
+        """Call one tool of the endpoint's snapshot: checked (grant, endpoint, tool, arguments, approval) and
+        forwarded; the same clientCallId answers the same body and calls nothing."""
+        return views.hosted_call(calls.call(
+            deps.hosted, caller.user_id, endpointId, tool_name=body.tool_name, arguments=body.arguments,
+            client_call_id=body.client_call_id, approval_id=body.approval_id, now=deps.clock()))

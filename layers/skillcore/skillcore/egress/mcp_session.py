@@ -10,7 +10,10 @@ other failure of the exchange is an `UpstreamError("protocol")`.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -73,11 +76,22 @@ async def _call_tool(url: str, token: str | None, settings: EgressSettings, limi
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def _run(flow: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+    """`anyio.run(flow, *args)`, on a thread of its own when this thread already runs an event loop (McpFunction's
+    tools are synchronous services called from the SDK server's loop): the caller waits either way."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return anyio.run(flow, *args)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="egress") as pool:
+        return pool.submit(anyio.run, flow, *args).result()
+
+
 def list_tools(url: str, token: str | None, settings: EgressSettings, *, limits: EgressLimits | None = None,
                max_tools: int = 64) -> list[dict[str, Any]]:
     """tools/list of the endpoint (every page, up to a little over `max_tools`). Raises an EgressError."""
     try:
-        return anyio.run(_list_tools, url, token, settings, limits, max_tools)
+        return _run(_list_tools, url, token, settings, limits, max_tools)
     except Exception as error:  # noqa: BLE001  (every failure becomes a typed egress outcome)
         raise _failure(error) from None
 
@@ -86,7 +100,7 @@ def call_tool(url: str, token: str | None, settings: EgressSettings, name: str, 
               limits: EgressLimits | None = None) -> dict[str, Any]:
     """tools/call on the endpoint: the CallToolResult as JSON data. Raises an EgressError."""
     try:
-        return anyio.run(_call_tool, url, token, settings, limits, name, arguments)
+        return _run(_call_tool, url, token, settings, limits, name, arguments)
     except Exception as error:  # noqa: BLE001
         raise _failure(error) from None
 

@@ -10,7 +10,9 @@
     `127.0.0.2`). `127.0.0.1`, `::1`, the unspecified and the metadata addresses, in any IPv6 wrapping, are
     refused here: a cold start with one of them fails, naming the variable (and the address check would
     refuse them anyway);
-  - `SKILLS_LOCAL_HOSTED_CA_BUNDLE`: a PEM file trusted in addition to the system's certificates.
+  - `SKILLS_LOCAL_HOSTED_CA_BUNDLE`: a PEM file trusted in addition to the system's certificates;
+  - `SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS`: the deadline of a proxied call (default and maximum 30), so a test
+    of a slow endpoint does not wait 30 s.
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from skillcore.egress import addresses
 from skillcore.egress.addresses import IPAddress
 from skillcore.egress.url_policy import parse_allowed_domains
 
-LOCAL_VARIABLES = ("SKILLS_LOCAL_HOSTED_RESOLVE", "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "SKILLS_LOCAL_HOSTED_CA_BUNDLE")
+LOCAL_VARIABLES = ("SKILLS_LOCAL_HOSTED_RESOLVE", "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "SKILLS_LOCAL_HOSTED_CA_BUNDLE",
+                   "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS")
+DEADLINE_SECONDS = 30.0  # egress/transport.py's, repeated here so that reading the settings imports no httpx2
 
 
 class EgressSettings(Struct, frozen=True, kw_only=True):
@@ -32,6 +36,7 @@ class EgressSettings(Struct, frozen=True, kw_only=True):
     local_resolve: dict[str, tuple[str, ...]] = {}
     local_allow_addresses: frozenset[IPAddress] = frozenset()
     local_ca_bundle: str | None = None
+    deadline_seconds: float = DEADLINE_SECONDS  # of a proxied call; lowered only under SKILLS_LOCAL=1
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> EgressSettings:
@@ -47,6 +52,7 @@ class EgressSettings(Struct, frozen=True, kw_only=True):
             local_resolve=_resolve_table(env.get("SKILLS_LOCAL_HOSTED_RESOLVE", "")),
             local_allow_addresses=_allow_addresses(env.get("SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "")),
             local_ca_bundle=ca_bundle,
+            deadline_seconds=_deadline(env.get("SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS", "")),
         )
 
 
@@ -76,3 +82,15 @@ def _allow_addresses(raw: str) -> frozenset[IPAddress]:
             raise ValueError(f"SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES: {item} is never allowed")
         allowed.add(address)
     return frozenset(allowed)
+
+
+def _deadline(raw: str) -> float:
+    if not raw.strip():
+        return DEADLINE_SECONDS
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(f"SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS: {raw!r} is not a number") from None
+    if not 0 < value <= DEADLINE_SECONDS:
+        raise ValueError(f"SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS: {raw!r} is not in (0, {DEADLINE_SECONDS:g}]")
+    return value

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from skillcore.db.dynamo import Db
 from skillcore.executor.context import TurnContext
-from skillcore.executor.executor import Executor
+from skillcore.executor.executor import Executor, HostedBranch
 from skillcore.ids import new_id
 from skillcore.memory.ports import MemoryReader, read_only_ports, turn_memory_reader
 from skillcore.model.port import ChatModel, SystemBlock
@@ -48,8 +48,10 @@ class ContextBlocks:
 
 
 def build_executor(
-    skills: Skills, model: ChatModel, db: Db, *, now: datetime, clock: Callable[[], datetime], max_tokens: int | None
+    skills: Skills, model: ChatModel, db: Db, *, now: datetime, clock: Callable[[], datetime], max_tokens: int | None,
+    hosted_branch: HostedBranch | None = None,
 ) -> Executor:
+    """`hosted_branch`: the hosted workflow tools of the chat (hosted/chat.py), where the function can call out."""
     def mint() -> str:
         return new_id(now)
 
@@ -58,5 +60,5 @@ def build_executor(
     return Executor(
         skills, model, new_id=mint, max_tokens=max_tokens,
         tool_branch=ToolSkillBranch(skills, runner, read_only_ports(read)),
-        context_blocks=ContextBlocks(skills.contexts.current(), read),
+        context_blocks=ContextBlocks(skills.contexts.current(), read), hosted_branch=hosted_branch,
     )

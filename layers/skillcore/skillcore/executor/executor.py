@@ -14,7 +14,17 @@ from msgspec.structs import replace
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
 from skillcore.executor.selection import select_prompts, select_workflow
 from skillcore.language import Language, detect
-from skillcore.model.port import BlockKind, ChatMessage, ChatModel, ModelError, ModelRequest, SystemBlock
+from skillcore.model.port import (
+    BlockKind,
+    ChatMessage,
+    ChatModel,
+    ModelError,
+    ModelRequest,
+    ModelResponse,
+    SystemBlock,
+    ToolChoice,
+    ToolSpec,
+)
 from skillcore.models import Role, RunKind, RunOutcome, SessionStatus, WorkflowSession
 from skillcore.observability import logger, model_degraded
 from skillcore.skills.builtin import Skills
@@ -34,6 +44,12 @@ class Branch(Protocol):
     ) -> TurnResult | None: ...
 
 
+class HostedBranch(Protocol):
+    """The hosted workflow tools' branch (hosted/chat.py): it asks the model itself, with tools."""
+
+    def __call__(self, ctx: TurnContext, asker: Executor) -> TurnResult | None: ...
+
+
 class Executor:
     def __init__(
         self,
@@ -44,6 +60,7 @@ class Executor:
         max_tokens: int | None = None,
         tool_branch: Branch | None = None,
         context_blocks: Callable[[TurnContext], tuple[Sequence[SystemBlock], int | None]] | None = None,
+        hosted_branch: HostedBranch | None = None,
     ):
         self._skills = skills
         self._model = model
@@ -51,12 +68,14 @@ class Executor:
         self._max_tokens = max_tokens
         self._tool_branch = tool_branch
         self._context_blocks = context_blocks
+        self._hosted_branch = hosted_branch
 
     def execute(self, ctx: TurnContext) -> TurnResult:
         result = (
             self._active_workflow(ctx)
             or self._new_workflow(ctx)
             or (self._tool_branch(ctx, self.reply_with) if self._tool_branch else None)
+            or (self._hosted_branch(ctx, self) if self._hosted_branch else None)
             or self._prompt_skill(ctx)
             or self.reply_with(ctx, ())
         )
@@ -138,6 +157,27 @@ class Executor:
         result = self.reply_with(ctx, blocks)
         # The first matching prompt skill names the run; the others still shaped the reply.
         return replace(result, kind=RunKind.PROMPT, skill=chosen[0].manifest)
+
+    def ask_model(self, ctx: TurnContext, blocks: Sequence[SystemBlock], *,
+                  tools: Sequence[ToolSpec] = (), tool_choice: ToolChoice | None = None) -> ModelResponse:
+        """The model asked as for a reply (persona, context blocks, the prompt skills this text selects, `blocks`),
+        with `tools` offered; raises ModelError. The hosted branch's way to the model (hosted/chat.py)."""
+        context, _memories = self._context_blocks(ctx) if self._context_blocks else ((), None)
+        prompts = [SystemBlock(BlockKind.SKILL, d.instruction, source=d.manifest.skill_id) for d in
+                   select_prompts(self._skills, ctx.text, ctx.conversation.kind, ctx.disabled_skills)]
+        return self._model.converse(ModelRequest(
+            system=(persona_block(ctx), *context, *prompts, *blocks), messages=tuple(self._messages(ctx)),
+            tools=tuple(tools), max_tokens=self._max_tokens, tool_choice=tool_choice,
+        ))
+
+    def plain_result(self, ctx: TurnContext, text: str) -> TurnResult:
+        """A reply the model gave with tools offered and none called: a prompt or plain run, as without tools."""
+        chosen = select_prompts(self._skills, ctx.text, ctx.conversation.kind, ctx.disabled_skills)
+        _context, memories = self._context_blocks(ctx) if self._context_blocks else ((), None)
+        if chosen:
+            return TurnResult(reply=text, kind=RunKind.PROMPT, outcome=RunOutcome.SUCCEEDED, skill=chosen[0].manifest,
+                              memories_used=memories)
+        return TurnResult(reply=text, kind=RunKind.PLAIN, outcome=RunOutcome.SUCCEEDED, memories_used=memories)
 
     def reply_with(self, ctx: TurnContext, blocks: Sequence[SystemBlock]) -> TurnResult:
         """Asks the model for a reply with the persona, the context blocks and `blocks`; never raises."""

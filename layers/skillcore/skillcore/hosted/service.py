@@ -37,8 +37,10 @@ class HostedDeps(Struct, frozen=True, kw_only=True):
     db: Db
     keys: secrets.KeyPort
     egress: EgressSettings
-    skill: SkillManifest  # the hosted-workflows manifest: its id and version go into the audit
+    skill: SkillManifest  # the hosted workflows skill's manifest: its id and version go into the audit
     list_tools: ListTools | None = None  # default: egress.mcp_session.list_tools (tests may inject)
+    # default: egress.mcp_session.call_tool (hosted/calls.py; tests may inject): (url, token, egress, name, arguments)
+    call_tool: Callable[[str, str | None, EgressSettings, str, dict[str, Any]], dict[str, Any]] | None = None
 
 
 def url_not_allowed(reason: str) -> RuleViolation:

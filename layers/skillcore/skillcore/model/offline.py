@@ -1,6 +1,7 @@
 """OfflineModel: a deterministic stand-in for the model, the default locally and in tests.
 
 What it answers (the contract tests rely on), first rule that applies wins:
+0. A HOSTED block (a hosted workflow call's outcome, hosted/chat.py): its facts verbatim, one per line.
 1. A NOTICE block: its first fact (the user-facing sentence), verbatim, e.g. the "grant memory:read on the
    Skills page" notice of a denied tool; its text when it has no facts.
 2. A RECALL block: "Here is what I remember:" followed by each fact verbatim, one per line
@@ -50,6 +51,9 @@ class OfflineModel:
             if chinese:
                 return f"记忆整理完成：保存 {saved} 条，忘记 {forgotten} 条。"
             return f"Memory review done: {saved} saved, {forgotten} forgotten."
+        hosted = [fact for block in blocks if block.kind is BlockKind.HOSTED for fact in block.facts]
+        if hosted:
+            return "\n".join(hosted)
         for block in blocks:
             if block.kind is BlockKind.NOTICE:
                 return block.facts[0] if block.facts else block.text

@@ -24,6 +24,7 @@ class BlockKind(StrEnum):
     NOTICE = "notice"            # something the agent must tell the user (e.g. grant missing)
     AUTOMATION = "automation"    # a hidden automation task's framing
     TRANSCRIPT = "transcript"    # earlier conversation lines given as data (facts: "user: ..." / "assistant: ...")
+    HOSTED = "hosted"            # a hosted workflow call's outcome: facts are the user-facing message (result quoted)
     DRAFTER = "drafter"          # the capability draft generator's fixed instructions (capabilities/drafter.py)
 
 

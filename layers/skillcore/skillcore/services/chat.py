@@ -5,7 +5,10 @@ session), 1 Query of the user's grants and, with memory:read granted, 1 Query of
 memories (a context skill), 1 Query (recent visible messages, only when the model is asked), 1
 TransactWriteItems (both messages, conversation summary, agent lastReplyAt, turn record, SkillRun,
 session, tool record and audit events). A memory recall turn (a tool skill) adds the execution record's Put and the
-recall's Query. Workflow turns read neither grants, memories nor history.
+recall's Query. Workflow turns read neither grants, memories nor history. With `hosted_workflow:invoke`
+granted, a single-chat turn adds 1 Query of the user's hosted endpoints (skillcore/hosted/chat.py); a hosted
+call adds hosted/calls.py's own requests (3 for a forwarded call), an answer to a pending approval 1 Query of
+the conversation's pending calls and the approval's decision (1 GetItem, 1 TransactWriteItems).
 
 Duplicate recovery: the turn record (conversationId + clientMessageId) is written in the same
 transaction under attribute_not_exists. A repeated post finds it in the first read and returns the stored

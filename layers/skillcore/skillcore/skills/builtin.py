@@ -15,6 +15,7 @@ from skillcore.skills.definitions import (
 )
 from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.goal_setting import GOAL_SETTING
+from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS_SKILL, ProxiedToolSkill
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.memory_context import MEMORY_CONTEXT
 from skillcore.skills.memory_extraction import MEMORY_EXTRACTION
@@ -33,6 +34,9 @@ class Skills(Struct, frozen=True):
     contexts: Registry[ContextSkillDefinition]
     background: BackgroundRegistry
     automations: AutomationRegistry
+    # Tool skills whose tools are the user's hosted endpoints' (hosted/calls.py runs them, not the ToolRunner):
+    # in the catalog and grantable, never selected by a chat turn's matchers.
+    proxied: Registry[ProxiedToolSkill]
     # What agent hosts may use (skills/protocols.py): at most one per skill.
     host_protocols: tuple[HostProtocol, ...] = ()
 
@@ -46,7 +50,8 @@ class Skills(Struct, frozen=True):
             raise ValueError("a skill has two host protocols")
 
     def _registries(self) -> tuple[Registry, ...]:
-        return (self.tools, self.contexts, self.background, self.automations, self.workflows, self.prompts)
+        return (self.tools, self.contexts, self.background, self.automations, self.workflows, self.prompts,
+                self.proxied)
 
     def manifests(self) -> list[SkillManifest]:
         """The catalog: the current version of every skill whose runtime exists."""
@@ -77,6 +82,7 @@ def builtin_skills() -> Skills:
         contexts=Registry(SkillKind.PROMPT, [MEMORY_CONTEXT]),
         background=BackgroundRegistry([GOAL_CHECK_IN_REMINDER]),
         automations=AutomationRegistry([MEMORY_EXTRACTION]),
+        proxied=Registry(SkillKind.TOOL, [HOSTED_WORKFLOWS_SKILL]),
         host_protocols=(memory_recall.HOST_PROTOCOL, goal_check_in.HOST_PROTOCOL, goal_setting.HOST_PROTOCOL),
     )
 

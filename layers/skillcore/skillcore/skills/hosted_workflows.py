@@ -2,9 +2,13 @@
 
 The first L3 permission (an external write), and the first decided per operation: a persistent grant of
 `hosted_workflow:invoke` **and**, for a tool that requires it, the owner's approval of exactly that call
-(approvals/). The manifest is defined here for the approvals and the calls that audit under it; the skill's
-runtime (the proxied call) registers it with the registries.
+(approvals/). Its runtime is the proxied call (hosted/calls.py), not the ToolRunner: the tools it calls are the
+user's endpoints' snapshot tools, not a reviewed handler of ours, so it is registered as a `ProxiedToolSkill`
+(builtin.py `proxied`), which lists it in the catalog and lets its permission be granted, and never as a
+ToolSkillDefinition that a chat turn's selector would match or the ToolRunner would run.
 """
+
+from msgspec import Struct
 
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel, SkillKind, SkillManifest
 
@@ -21,3 +25,14 @@ HOSTED_WORKFLOWS = SkillManifest(
                 "where the tool requires it, approved by you first.",
     permissions=(HOSTED_WORKFLOW_INVOKE,),
 )
+
+
+class ProxiedToolSkill(Struct, frozen=True):
+    """A tool skill whose tools are proxied to an endpoint the user connected (hosted/calls.py runs them)."""
+
+    manifest: SkillManifest
+
+    kind = SkillKind.TOOL
+
+
+HOSTED_WORKFLOWS_SKILL = ProxiedToolSkill(HOSTED_WORKFLOWS)

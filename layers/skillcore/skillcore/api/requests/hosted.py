@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, field_validator
 
-from skillcore.api.requests import INTEGRAL, NOT_BLANK, Strict, no_null_properties, not_blank
+from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
 
 EndpointName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{2,39}$")]
 DisplayName = Annotated[str, StringConstraints(min_length=1, max_length=60), AfterValidator(not_blank),
@@ -43,3 +43,18 @@ class UpdateEndpoint(Strict):
     display_name: DisplayName | None = None
     status: Literal["active", "disabled"] | None = None
     tools: Annotated[list[ToolSwitches], Field(max_length=64)] | None = None
+
+
+class CallTool(Strict):
+    """One call of a snapshot tool: `arguments` are checked against the tool's input schema by the service."""
+
+    tool_name: ToolName
+    arguments: dict[str, Any]
+    client_call_id: Id
+    approval_id: Id | None = None
+
+
+class CallHostedToolArguments(CallTool):
+    """The MCP face's `call_hosted_tool`: the route's body with the endpoint's id from its path."""
+
+    endpoint_id: Id

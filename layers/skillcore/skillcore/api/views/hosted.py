@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from msgspec import UNSET, UnsetType
+
 from skillcore.api.views import Body, Time, time
+from skillcore.hosted.calls import CallResult
 from skillcore.hosted.models import EndpointStatus
 from skillcore.hosted.models import HostedEndpoint as EndpointRecord
 
@@ -48,3 +51,17 @@ def hosted_endpoint(record: EndpointRecord) -> HostedEndpoint:
                                      for t in record.snapshot.tools]),
         created_at=time(record.created_at), updated_at=time(record.updated_at),
     )
+
+
+class HostedCall(Body, frozen=True, kw_only=True):
+    call_id: str
+    is_error: bool
+    content: str  # the result's text, at most 16 KiB of UTF-8
+    structured_content: dict[str, Any] | UnsetType = UNSET
+    duration_ms: int
+
+
+def hosted_call(result: CallResult) -> HostedCall:
+    return HostedCall(call_id=result.call_id, is_error=result.is_error, content=result.content,
+                      structured_content=UNSET if result.structured_content is None else result.structured_content,
+                      duration_ms=result.duration_ms)

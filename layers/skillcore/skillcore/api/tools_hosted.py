@@ -1,0 +1,26 @@
+"""The MCP face's `call_hosted_tool` (API.md section 4): `POST /rpc/hosted-endpoints/{endpointId}/calls` as a
+tool, the same service function (hosted/calls.py) with the same checks, errors (as `isError` with the envelope)
+and audit."""
+
+from __future__ import annotations
+
+from skillcore.api.app import Caller
+from skillcore.api.requests.hosted import CallHostedToolArguments
+from skillcore.api.routes_hosted import CALL_ERRORS, HostedRouteDeps
+from skillcore.api.toolbox import Toolbox
+from skillcore.api.views import hosted as views
+from skillcore.hosted import calls
+
+
+def register(toolbox: Toolbox, deps: HostedRouteDeps) -> None:
+    @toolbox.tool("call_hosted_tool", arguments=CallHostedToolArguments, errors=CALL_ERRORS)
+    def call_hosted_tool(caller: Caller, arguments: CallHostedToolArguments) -> views.HostedCall:
+        """Call a tool of one of your hosted workflows (an endpoint you connected on the Skills page), with
+        arguments valid for its input schema and a clientCallId of your own: the same clientCallId answers
+        the same result and calls nothing again. Needs the hosted_workflow:invoke grant; a tool that requires
+        approval answers approval_required with an approvalId until you approve it, then call again with
+        that approvalId."""
+        return views.hosted_call(calls.call(
+            deps.hosted, caller.user_id, arguments.endpoint_id, tool_name=arguments.tool_name,
+            arguments=arguments.arguments, client_call_id=arguments.client_call_id,
+            approval_id=arguments.approval_id, now=deps.clock()))

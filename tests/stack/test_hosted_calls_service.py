@@ -1,0 +1,255 @@
+"""hosted/calls.py against DynamoDB Local, with the endpoint's tools/call replaced by a counting stand-in (the
+real MCP server over HTTPS is tests/stack/test_hosted_calls_http.py's): the order of the checks, the approval
+used once inside the claim, the idempotent replay, two identical calls at once with real threads reaching the
+endpoint once, the audit, and the DynamoDB requests per call that the module docstring states."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from msgspec.structs import replace
+
+from skillcore.approvals import service as approvals
+from skillcore.approvals.models import ApprovalDecision
+from skillcore.db import grants as grant_store
+from skillcore.db.audit import list_audit
+from skillcore.db.dynamo import Db
+from skillcore.egress.settings import EgressSettings
+from skillcore.errors import DomainError
+from skillcore.hosted import calls, secrets
+from skillcore.hosted import service as hosted
+from skillcore.hosted.models import EndpointStatus, PendingSnapshot, SnapshotDiff
+from skillcore.policy.grants import GrantScope
+from skillcore.settings import Settings
+from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
+from skillcore_local.ddb_local import client as ddb_client
+
+from .conftest import LocalTables
+from .test_user_capabilities_concurrency import together
+
+TOOLS = [
+    {"name": "publish", "description": "Publish a post.", "inputSchema": {
+        "type": "object", "properties": {"title": {"type": "string", "maxLength": 20},
+                                         "tags": {"type": "array", "items": {"type": "integer"}}},
+        "required": ["title"], "additionalProperties": False}},
+    {"name": "lookup", "description": "Look something up.", "inputSchema": {
+        "type": "object", "properties": {"q": {"type": "string"}}}},
+]
+SECRET_TITLE = "secret-title-xyz"
+
+
+class Endpoint:
+    """The stand-in for tools/call: counts calls per tool and answers after `delay` seconds."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.delay = 0.0
+        self.lock = threading.Lock()
+
+    def __call__(self, url: str, token: str | None, settings: EgressSettings, name: str,
+                 arguments: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            self.calls[name] += 1
+        time.sleep(self.delay)
+        return {"content": [{"type": "text", "text": f"{name} done"}], "structuredContent": {"ok": True},
+                "isError": False}
+
+
+class Counting:
+    """A DynamoDB client wrapper that counts requests by operation."""
+
+    def __init__(self, raw: Any) -> None:
+        self.raw = raw
+        self.counts: Counter[str] = Counter()
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.raw, name)
+        if name.startswith("_") or not callable(attr):
+            return attr
+
+        def counted(**kwargs: Any) -> Any:
+            self.counts[name] += 1
+            return attr(**kwargs)
+
+        return counted
+
+
+@pytest.fixture
+def world(ddb_local: LocalTables, tmp_path: Path) -> Iterator[tuple[hosted.HostedDeps, Endpoint, Counting]]:
+    settings = Settings.from_env(ddb_local.env)
+    counting = Counting(ddb_client(ddb_local.endpoint))
+    endpoint = Endpoint()
+    deps = hosted.HostedDeps(
+        db=Db(client=counting, tables=settings.tables), keys=secrets.LocalKeyFile(tmp_path / "key"),
+        egress=EgressSettings(allowed_domains=("mcp.test",)), skill=HOSTED_WORKFLOWS,
+        list_tools=lambda url, token, egress: TOOLS, call_tool=endpoint)
+    yield deps, endpoint, counting
+
+
+def _user() -> str:
+    return f"caller-{uuid.uuid4().hex[:10]}"
+
+
+def _grant(deps: hosted.HostedDeps, user: str) -> None:
+    grant_store.set_grant(deps.db, user_id=user, skill_id=HOSTED_WORKFLOWS.skill_id,
+                          skill_version=HOSTED_WORKFLOWS.version, code="hosted_workflow:invoke",
+                          scope=GrantScope.user(), granted=True, grant_id=uuid.uuid4().hex, now=datetime.now(UTC))
+
+
+def _register(deps: hosted.HostedDeps, user: str, *, approval: bool = False) -> str:
+    now = datetime.now(UTC)
+    endpoint = hosted.register(deps, user, name="flow_one", display_name="Flow", url="https://api.mcp.test/mcp/k-123",
+                               token="tok-456", now=now)
+    return hosted.update(deps, user, endpoint.endpoint_id, expected_version=1, display_name=None, status=None,
+                         tools=[hosted.ToolChange(name="publish", requires_approval=approval),
+                                hosted.ToolChange(name="lookup", requires_approval=False)], now=now).endpoint_id
+
+
+def _call(deps: hosted.HostedDeps, user: str, endpoint_id: str, *, tool: str = "publish",
+          arguments: dict[str, Any] | None = None, call_id: str = "c1",
+          approval_id: str | None = None) -> calls.CallResult:
+    return calls.call(deps, user, endpoint_id, tool_name=tool,
+                      arguments={"title": SECRET_TITLE} if arguments is None else arguments,
+                      client_call_id=call_id, approval_id=approval_id, now=datetime.now(UTC))
+
+
+def _refused(deps: hosted.HostedDeps, user: str, endpoint_id: str, **kwargs: Any) -> DomainError:
+    with pytest.raises(DomainError) as raised:
+        _call(deps, user, endpoint_id, **kwargs)
+    return raised.value
+
+
+def test_a_call_is_forwarded_once_and_replayed_in_three_requests(world) -> None:
+    deps, endpoint, counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    counting.counts.clear()
+    result = _call(deps, user, endpoint_id)
+    assert (result.is_error, result.content, result.structured_content) == (False, "publish done", {"ok": True})
+    assert endpoint.calls == {"publish": 1}
+    assert sum(counting.counts.values()) == 3, counting.counts
+    assert counting.counts == {"batch_get_item": 1, "put_item": 1, "transact_write_items": 1}
+
+    counting.counts.clear()
+    again = _call(deps, user, endpoint_id, arguments={"title": "other"})
+    assert again == result and endpoint.calls == {"publish": 1}
+    assert counting.counts == {"batch_get_item": 1}
+
+    events = [e for e in list_audit(deps.db, user, limit=50, cursor=None)[0] if e.action == "hosted_endpoint.call"]
+    assert len(events) == 1 and events[0].decision == "succeeded" and events[0].target_id == result.call_id
+    meta = events[0].metadata
+    assert meta.endpoint_id == endpoint_id and meta.tool_id == "publish" and meta.status == "ok"
+    assert meta.input_sha256 == approvals.operation_of(endpoint_id, "publish", {"title": SECRET_TITLE}).arguments_digest
+    raw = msgspec.json.encode(events).decode()
+    assert SECRET_TITLE not in raw and "k-123" not in raw and "tok-456" not in raw
+
+
+def test_the_checks_come_in_the_contract_order(world) -> None:
+    deps, endpoint, _ = world
+    user = _user()
+    endpoint_id = _register(deps, user)
+    # 1. no grant: permission_required, whatever else is wrong
+    error = _refused(deps, user, endpoint_id, tool="nope", arguments={"x": 1})
+    assert (error.code, error.details["permissionCode"]) == ("permission_required", "hosted_workflow:invoke")
+    assert _refused(deps, user, "no-such-endpoint").code == "permission_required"
+    _grant(deps, user)
+    # 2. another user's endpoint (or none) is 404; a disabled one is endpoint_disabled
+    assert _refused(deps, user, "no-such-endpoint").code == "not_found"
+    other = _user()
+    _grant(deps, other)
+    assert _refused(deps, other, endpoint_id).code == "not_found"
+    current = hosted.get(deps, user, endpoint_id)
+    hosted.update(deps, user, endpoint_id, expected_version=current.version, display_name=None,
+                  status=EndpointStatus.DISABLED, tools=[], now=datetime.now(UTC))
+    assert _refused(deps, user, endpoint_id, tool="nope").code == "endpoint_disabled"
+    current = hosted.get(deps, user, endpoint_id)
+    hosted.update(deps, user, endpoint_id, expected_version=current.version, display_name=None,
+                  status=EndpointStatus.ACTIVE, tools=[hosted.ToolChange(name="lookup", enabled=False)],
+                  now=datetime.now(UTC))
+    # 3. the tool: unknown, then switched off; 4. the arguments
+    assert _refused(deps, user, endpoint_id, tool="nope", arguments={"x": 1}).code == "unknown_tool"
+    disabled = _refused(deps, user, endpoint_id, tool="lookup", arguments={"q": 3})
+    assert (disabled.code, disabled.details) == ("tool_drifted", {"toolName": "lookup", "reason": "disabled"})
+    invalid = _refused(deps, user, endpoint_id, arguments={"title": SECRET_TITLE * 3, "tags": [1, "x"], "extra": 1})
+    assert invalid.code == "validation_error"
+    assert invalid.details == {"errors": [
+        {"path": "$", "keyword": "additionalProperties"},
+        {"path": "$.tags[1]", "keyword": "type"},
+        {"path": "$.title", "keyword": "maxLength"},
+    ]}
+    assert SECRET_TITLE not in json.dumps(invalid.details)
+    assert _refused(deps, user, endpoint_id, arguments={}).details == {"errors": [{"path": "$", "keyword": "required"}]}
+    assert endpoint.calls == {}
+    denied = [e for e in list_audit(deps.db, user, limit=50, cursor=None)[0]
+              if e.action == "hosted_endpoint.call" and e.decision == "denied"]
+    assert [e.reason for e in denied] == ["validation_error", "validation_error", "tool_drifted", "unknown_tool",
+                                          "endpoint_disabled", "permission_required", "permission_required"]
+
+
+def test_a_drifted_tool_is_refused_while_the_unchanged_ones_work(world) -> None:
+    deps, _, _ = world
+    user = _user()
+    _grant(deps, user)
+    current = hosted.get(deps, user, _register(deps, user))
+    drifted = replace(current, status=EndpointStatus.DRIFT_PENDING, pending=PendingSnapshot(
+        snapshot=current.snapshot, diff=SnapshotDiff(added=("brand_new",), changed=("publish",))))
+    for name in ("publish", "brand_new"):
+        with pytest.raises(DomainError) as raised:
+            calls._tool_of(drifted, name)
+        assert (raised.value.code, raised.value.details) == ("tool_drifted", {"toolName": name, "reason": "drifted"})
+    assert calls._tool_of(drifted, "lookup").name == "lookup"
+    with pytest.raises(DomainError) as raised:
+        calls._tool_of(drifted, "removed_or_never_there")
+    assert raised.value.code == "unknown_tool"
+
+
+def test_an_approval_is_asked_used_once_and_never_reused(world) -> None:
+    deps, endpoint, counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user, approval=True)
+    asked = _refused(deps, user, endpoint_id)
+    assert asked.code == "approval_required"
+    approval_id = asked.details["approvalId"]
+    # the same call asks for the same approval; a pending one does not open the call
+    assert _refused(deps, user, endpoint_id).details["approvalId"] == approval_id
+    assert _refused(deps, user, endpoint_id, approval_id=approval_id).code == "approval_required"
+    approvals.decide(deps.db, user, approval_id, ApprovalDecision.APPROVE, skill_id=HOSTED_WORKFLOWS.skill_id,
+                     skill_version=HOSTED_WORKFLOWS.version, now=datetime.now(UTC))
+    # approved for other arguments: refused, and the approval is not spent
+    other_args = _refused(deps, user, endpoint_id, arguments={"title": "different"}, approval_id=approval_id)
+    assert other_args.code == "approval_required" and other_args.details["approvalId"] != approval_id
+    counting.counts.clear()
+    result = _call(deps, user, endpoint_id, approval_id=approval_id)
+    assert counting.counts == {"batch_get_item": 1, "transact_write_items": 2}
+    assert endpoint.calls == {"publish": 1}
+    assert approvals.get(deps.db, user, approval_id).status == "used"
+    # the same clientCallId replays; another one cannot reuse the approval
+    assert _call(deps, user, endpoint_id, approval_id=approval_id) == result
+    reused = _refused(deps, user, endpoint_id, call_id="c2", approval_id=approval_id)
+    assert reused.code == "approval_required" and reused.details["approvalId"] != approval_id
+    assert endpoint.calls == {"publish": 1}
+
+
+def test_two_identical_calls_at_once_reach_the_endpoint_once(world) -> None:
+    deps, endpoint, _ = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    endpoint.delay = 0.5
+    results = together(8, lambda _i: _call(deps, user, endpoint_id, call_id="same"))
+    assert endpoint.calls == {"publish": 1}
+    assert all(r == results[0] for r in results)
+    together(4, lambda i: _call(deps, user, endpoint_id, call_id=f"distinct-{i}"))
+    assert endpoint.calls == {"publish": 5}
