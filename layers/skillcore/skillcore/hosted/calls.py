@@ -41,7 +41,7 @@ Audit (`hosted_endpoint.call`): every claimed call (succeeded, or failed with th
 of steps 1-6 (denied, with the code); ids, the tool's name (as a code), the argument digest and the duration,
 never the arguments, the result, the URL or the token. A replay is not a call and is not audited again.
 
-DynamoDB requests per call (counted by tests/integration/test_hosted_calls.py and `make bench`):
+DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3 (1 BatchGetItem of the skill switch, the grant, the endpoint and the call record; 1 Put
   of the claim, a TransactWriteItems when it also uses an approval; 1 TransactWriteItems completing the record
   with the audit);
