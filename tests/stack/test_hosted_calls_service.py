@@ -156,7 +156,7 @@ def test_a_call_is_forwarded_once_and_replayed_in_three_requests(world) -> None:
 
 
 def test_the_checks_come_in_the_contract_order(world) -> None:
-    deps, endpoint, _ = world
+    deps, endpoint, counting = world
     user = _user()
     endpoint_id = _register(deps, user)
     # 1. no grant: permission_required, whatever else is wrong
@@ -178,7 +178,9 @@ def test_the_checks_come_in_the_contract_order(world) -> None:
                   status=EndpointStatus.ACTIVE, tools=[hosted.ToolChange(name="lookup", enabled=False)],
                   now=datetime.now(UTC))
     # 3. the tool: unknown, then switched off; 4. the arguments
+    counting.counts.clear()
     assert _refused(deps, user, endpoint_id, tool="nope", arguments={"x": 1}).code == "unknown_tool"
+    assert counting.counts == {"batch_get_item": 1, "put_item": 1}  # the read and the audit
     disabled = _refused(deps, user, endpoint_id, tool="lookup", arguments={"q": 3})
     assert (disabled.code, disabled.details) == ("tool_drifted", {"toolName": "lookup", "reason": "disabled"})
     invalid = _refused(deps, user, endpoint_id, arguments={"title": SECRET_TITLE * 3, "tags": [1, "x"], "extra": 1})
@@ -219,8 +221,10 @@ def test_an_approval_is_asked_used_once_and_never_reused(world) -> None:
     user = _user()
     _grant(deps, user)
     endpoint_id = _register(deps, user, approval=True)
+    counting.counts.clear()
     asked = _refused(deps, user, endpoint_id)
     assert asked.code == "approval_required"
+    assert counting.counts == {"batch_get_item": 1, "put_item": 2}  # the read, the ask, the audit
     approval_id = asked.details["approvalId"]
     # the same call asks for the same approval; a pending one does not open the call
     assert _refused(deps, user, endpoint_id).details["approvalId"] == approval_id
@@ -228,7 +232,10 @@ def test_an_approval_is_asked_used_once_and_never_reused(world) -> None:
     approvals.decide(deps.db, user, approval_id, ApprovalDecision.APPROVE, skill_id=HOSTED_WORKFLOWS.skill_id,
                      skill_version=HOSTED_WORKFLOWS.version, now=datetime.now(UTC))
     # approved for other arguments: refused, and the approval is not spent
+    counting.counts.clear()
     other_args = _refused(deps, user, endpoint_id, arguments={"title": "different"}, approval_id=approval_id)
+    # the read, the claim whose approval condition failed, the ask, the audit
+    assert counting.counts == {"batch_get_item": 1, "transact_write_items": 1, "put_item": 2}
     assert other_args.code == "approval_required" and other_args.details["approvalId"] != approval_id
     counting.counts.clear()
     result = _call(deps, user, endpoint_id, approval_id=approval_id)
@@ -253,3 +260,22 @@ def test_two_identical_calls_at_once_reach_the_endpoint_once(world) -> None:
     assert all(r == results[0] for r in results)
     together(4, lambda i: _call(deps, user, endpoint_id, call_id=f"distinct-{i}"))
     assert endpoint.calls == {"publish": 5}
+
+
+def test_a_claim_whose_caller_died_answers_a_timeout_and_sends_nothing(world) -> None:
+    deps, endpoint, _ = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    from datetime import timedelta
+
+    from skillcore.db import hosted_calls as call_store
+    from skillcore.db.transact import Op, write
+
+    long_ago = datetime.now(UTC) - timedelta(minutes=5)
+    write(deps.db, Op("call", call_store.claim_op(deps.db, call_store.CallRecord(
+        user_id=user, endpoint_id=endpoint_id, client_call_id="orphan", call_id="01ORPHAN", tool_name="publish",
+        arguments_digest="0" * 64, status=call_store.PENDING, claimed_at=long_ago))))
+    started = time.monotonic()
+    assert _refused(deps, user, endpoint_id, call_id="orphan").code == "upstream_timeout"
+    assert time.monotonic() - started < 5 and endpoint.calls == {}

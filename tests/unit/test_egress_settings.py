@@ -62,3 +62,13 @@ def test_a_bad_value_fails_naming_the_variable(variable: str, value: str, messag
     with pytest.raises(ValueError, match=variable) as error:
         EgressSettings.from_env({**LOCAL, "SKILLS_LOCAL": "1", variable: value})
     assert message in str(error.value)
+
+
+def test_the_call_deadline_is_lowered_only_in_the_local_stack() -> None:
+    assert EgressSettings.from_env({"SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS": "2"}).deadline_seconds == 30.0
+    assert EgressSettings.from_env({"SKILLS_LOCAL": "1"}).deadline_seconds == 30.0
+    local = EgressSettings.from_env({"SKILLS_LOCAL": "1", "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS": "2.5"})
+    assert local.deadline_seconds == 2.5
+    for bad in ("0", "-1", "31", "soon"):
+        with pytest.raises(ValueError, match="SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS"):
+            EgressSettings.from_env({"SKILLS_LOCAL": "1", "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS": bad})

@@ -41,7 +41,7 @@ Audit (`hosted_endpoint.call`): every claimed call (succeeded, or failed with th
 of steps 1-6 (denied, with the code); ids, the tool's name (as a code), the argument digest and the duration,
 never the arguments, the result, the URL or the token. A replay is not a call and is not audited again.
 
-DynamoDB requests per call (counted by tests/integration/test_hosted_calls.py and `make bench`):
+DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3 (1 BatchGetItem of the skill switch, the grant, the endpoint and the call record; 1 Put
   of the claim, a TransactWriteItems when it also uses an approval; 1 TransactWriteItems completing the record
   with the audit);
@@ -49,6 +49,10 @@ DynamoDB requests per call (counted by tests/integration/test_hosted_calls.py an
 - a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 or 4 (plus the ask, and
   the failed claim when an unusable approvalId was given).
 Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting.
+
+Left as they are, on purpose: an approval used by a call whose forwarding then failed stays used (the endpoint may
+have acted); a record whose caller died between the claim and the completion stays pending until its TTL, and
+its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so nothing is sent again under it).
 """
 
 from __future__ import annotations
@@ -277,6 +281,8 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
         record = call_store.record_from_item(record_item)
         if record.done:
             return replay(record)
+        if (now - record.claimed_at).total_seconds() > deps.egress.deadline_seconds + WAIT_SLACK_SECONDS:
+            raise call_in_progress()  # its caller stopped before answering (a crashed invocation): outcome unknown
         return _wait_for(deps, user_id, endpoint_id, client_call_id)
 
     # 1. the grant (and the skill's switch)
