@@ -77,6 +77,8 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/rpc/hosted-endpoints/{endpointId}"),
     ("PATCH", "/rpc/hosted-endpoints/{endpointId}"),
     ("DELETE", "/rpc/hosted-endpoints/{endpointId}"),
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/refresh"),
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/snapshot/accept"),
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
@@ -92,6 +94,8 @@ ROUTE_OWNERS = {
     ("GET", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
     ("PATCH", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
     ("DELETE", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/refresh"): "HostedFunction",
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/snapshot/accept"): "HostedFunction",
     ("POST", "/mcp"): "McpFunction",
 }
 # Chat turns, automation runs (in the worker) and the capability draft generator (RpcFunction's routes and

@@ -43,3 +43,8 @@ class UpdateEndpoint(Strict):
     display_name: DisplayName | None = None
     status: Literal["active", "disabled"] | None = None
     tools: Annotated[list[ToolSwitches], Field(max_length=64)] | None = None
+
+
+class AcceptSnapshot(Strict):
+    expected_version: Version
+    fingerprint: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
