@@ -25,6 +25,8 @@ import trustme
 
 NAME = "api.mcp.test"
 DOMAIN = "mcp.test"
+# Every MCPServer build_app() made, last one last: HostedServer keeps its own to change its tools at run time.
+BUILT: list[Any] = []
 
 
 def build_app() -> Any:
@@ -32,6 +34,7 @@ def build_app() -> Any:
     from mcp.server.transport_security import TransportSecuritySettings
 
     server = MCPServer("hosted-test")
+    BUILT.append(server)
 
     @server.tool()
     def echo(text: str) -> str:
@@ -185,6 +188,8 @@ class HostedServer:
         self.app = build_root_app()
         config = uvicorn.Config(self.app, host=self.address, port=443, ssl_certfile=str(self.cert_file),
                                 ssl_keyfile=str(self.cert_file), log_level="warning", lifespan="on")
+        self.mcp = BUILT[-1]
+        self._original_tools = self._copy_tools()
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
@@ -217,3 +222,34 @@ class HostedServer:
             "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES": self.address,
             "SKILLS_LOCAL_HOSTED_CA_BUNDLE": str(self.ca_file),
         }
+
+    # -- the tool list at run time (drift tests). tools/list answers whatever is here at the time of the request.
+
+    def _tools(self) -> dict[str, Any]:
+        return self.mcp._tool_manager._tools
+
+    def _copy_tools(self) -> dict[str, Any]:
+        return {name: tool.model_copy(deep=True) for name, tool in self._tools().items()}
+
+    def add_tool(self, name: str, description: str, input_schema: dict[str, Any]) -> None:
+        """A tool listed with exactly this schema (a call answers "ok")."""
+        def handler() -> str:
+            return "ok"
+
+        tool = self.mcp._tool_manager.add_tool(handler, name=name, description=description)
+        tool.parameters = input_schema
+
+    def remove_tool(self, name: str) -> None:
+        self.mcp.remove_tool(name)
+
+    def set_description(self, name: str, description: str) -> None:
+        self._tools()[name].description = description
+
+    def set_schema(self, name: str, input_schema: dict[str, Any]) -> None:
+        self._tools()[name].parameters = input_schema
+
+    def reset_tools(self) -> None:
+        """Back to the tools the server started with."""
+        tools = self._tools()
+        tools.clear()
+        tools.update({name: tool.model_copy(deep=True) for name, tool in self._original_tools.items()})

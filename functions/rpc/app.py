@@ -59,7 +59,9 @@ for method, path in (("GET", "/rpc/approvals"), ("POST", "/rpc/approvals/<approv
                      ("GET", "/rpc/hosted-endpoints"), ("POST", "/rpc/hosted-endpoints"),
                      ("GET", "/rpc/hosted-endpoints/<endpointId>"), ("PATCH", "/rpc/hosted-endpoints/<endpointId>"),
                      ("DELETE", "/rpc/hosted-endpoints/<endpointId>"),
-                     ("POST", "/rpc/hosted-endpoints/<endpointId>/calls")):
+                     ("POST", "/rpc/hosted-endpoints/<endpointId>/calls"),
+                     ("POST", "/rpc/hosted-endpoints/<endpointId>/refresh"),
+                     ("POST", "/rpc/hosted-endpoints/<endpointId>/snapshot/accept")):
     routes.served_elsewhere(method, path)
 
 init_phase.end()

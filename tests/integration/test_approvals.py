@@ -156,7 +156,8 @@ def test_each_decision_is_audited_without_the_arguments(hosted, db) -> None:
 
 
 def test_requests_per_operation(hosted, db, monkeypatch) -> None:
-    """List: 1 Query. Decide: 1 GetItem + 1 TransactWriteItems. Ask: 1 PutItem."""
+    """List: 1 Query. Decide: 1 GetItem + 1 TransactWriteItems, then 1 GetItem for a chat call waiting on the
+    approval (the follow-up that posts its result). Ask: 1 PutItem."""
     calls: list[str] = []
     raw = hosted.db.client.raw
     for name in ("query", "get_item", "transact_write_items", "put_item"):
@@ -170,4 +171,4 @@ def test_requests_per_operation(hosted, db, monkeypatch) -> None:
     assert calls == ["query"]
     calls.clear()
     decide(hosted, approval.approval_id)
-    assert calls == ["get_item", "transact_write_items"]
+    assert calls == ["get_item", "transact_write_items", "get_item"]

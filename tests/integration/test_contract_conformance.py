@@ -235,5 +235,12 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert hosted(hosted_route("GET", "/rpc/hosted-endpoints/unknown"))[0] == 404
     assert hosted(hosted_route("PATCH", "/rpc/hosted-endpoints/unknown", {"expectedVersion": 1}))[0] == 404
     assert hosted(hosted_route("DELETE", "/rpc/hosted-endpoints/unknown"))[0] == 404
+    assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/refresh"))[0] == 404
+    accept = {"expectedVersion": 1, "fingerprint": "0" * 64}
+    assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/snapshot/accept", accept))[0] == 404
+    assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/snapshot/accept", {"expectedVersion": 1}))[0] == 422
+    call = {"toolName": "add", "arguments": {"a": 1}, "clientCallId": "conformance-1"}
+    assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/calls", call))[0] == 422  # no grant first
+    assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/calls", {"toolName": "add"}))[0] == 422
 
     assert rpc.checked | chat.checked | hosted.checked == {(r.method, r.path) for r in openapi.all_routes()}

@@ -25,7 +25,6 @@ API_MD = ROOT.parent / "shared" / "API.md"
 # route that lands takes its line out. Path parameter names are not compared (`{id}` = `{userCapabilityId}`).
 NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
     # Hosted external workflows
-    ("POST", "/rpc/hosted-endpoints/{}/refresh"),
     # Approvals
 })
 

@@ -78,6 +78,8 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("PATCH", "/rpc/hosted-endpoints/{endpointId}"),
     ("DELETE", "/rpc/hosted-endpoints/{endpointId}"),
     ("POST", "/rpc/hosted-endpoints/{endpointId}/calls"),
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/refresh"),
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/snapshot/accept"),
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
@@ -94,6 +96,8 @@ ROUTE_OWNERS = {
     ("PATCH", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
     ("DELETE", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
     ("POST", "/rpc/hosted-endpoints/{endpointId}/calls"): "HostedFunction",
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/refresh"): "HostedFunction",
+    ("POST", "/rpc/hosted-endpoints/{endpointId}/snapshot/accept"): "HostedFunction",
     ("POST", "/mcp"): "McpFunction",
 }
 # Chat turns, automation runs (in the worker) and the capability draft generator (RpcFunction's routes and

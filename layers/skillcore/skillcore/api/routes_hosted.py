@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from msgspec import Struct
+from msgspec import UNSET, Struct
 
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
-from skillcore.api.requests.hosted import CallTool, RegisterEndpoint, UpdateEndpoint
+from skillcore.api.requests.hosted import AcceptSnapshot, CallTool, RegisterEndpoint, UpdateEndpoint
 from skillcore.api.views import Page
 from skillcore.api.views import hosted as views
 from skillcore.hosted import calls, service
@@ -39,8 +39,8 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
     @routes.route("GET", "/rpc/hosted-endpoints", query=Paging, response=Page[views.HostedEndpoint])
     def list_hosted_endpoints(caller: Caller, query: Paging) -> Page[views.HostedEndpoint]:
         """The caller's endpoints (at most 10), oldest first."""
-        items = service.list_endpoints(deps.hosted, caller.user_id)[: query.limit]
-        return Page(items=[views.hosted_endpoint(i) for i in items], next_cursor=None)
+        items, cursor = service.list_endpoints(deps.hosted, caller.user_id, limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.hosted_endpoint(i) for i in items], next_cursor=cursor)
 
     @routes.route("GET", "/rpc/hosted-endpoints/<endpointId>", response=views.HostedEndpoint)
     def get_hosted_endpoint(caller: Caller, endpointId: str) -> views.HostedEndpoint:  # noqa: N803
@@ -71,3 +71,21 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         return views.hosted_call(calls.call(
             deps.hosted, caller.user_id, endpointId, tool_name=body.tool_name, arguments=body.arguments,
             client_call_id=body.client_call_id, approval_id=body.approval_id, now=deps.clock()))
+
+    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/refresh", response=views.RefreshResult,
+                  errors=(e.SNAPSHOT_INVALID, *UPSTREAM, e.CONCURRENT_UPDATE))
+    def refresh_hosted_endpoint(caller: Caller, endpointId: str) -> views.RefreshResult:  # noqa: N803
+        """Check the URL again, list the tools and compare them with the pinned snapshot; a change is held as
+        the endpoint's pending drift (`drift_pending`) until it is accepted, never adopted here."""
+        result = service.refresh(deps.hosted, caller.user_id, endpointId, deps.clock())
+        pending = result.endpoint.pending
+        return views.RefreshResult(changed=result.changed, diff=views.snapshot_diff(pending)
+                                   if result.changed and pending is not None else UNSET)
+
+    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/snapshot/accept", body=AcceptSnapshot,
+                  response=views.HostedEndpoint, errors=(e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+    def accept_hosted_snapshot(caller: Caller, endpointId: str, body: AcceptSnapshot) -> views.HostedEndpoint:  # noqa: N803
+        """Adopt the pending tool list with that fingerprint: the tools it adds start disabled."""
+        return views.hosted_endpoint(service.accept(
+            deps.hosted, caller.user_id, endpointId, expected_version=body.expected_version,
+            fingerprint=body.fingerprint, now=deps.clock()))

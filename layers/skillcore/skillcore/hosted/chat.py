@@ -2,7 +2,7 @@
 approved in the conversation, and how its result reaches the model and the user.
 
 Offered: with the `hosted_workflow:invoke` grant active (PolicyGate, the grant alone: each call's approval is
-decided by hosted/calls.py) and the hosted-workflows skill enabled, the enabled, non-drifted tools of the user's
+decided by hosted/calls.py) and the hosted workflows skill enabled, the enabled, non-drifted tools of the user's
 endpoints that are not disabled. Without the grant nothing is offered and nothing is read beyond the grants.
 
 Tool names on the wire (`wire_name`): Bedrock wants `[a-zA-Z0-9_-]{1,64}`; an MCP tool name may hold dots,

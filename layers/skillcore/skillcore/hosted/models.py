@@ -38,11 +38,14 @@ class Snapshot(Struct, frozen=True, kw_only=True):
 
 
 class SnapshotDiff(Struct, frozen=True, kw_only=True):
-    """What a refresh saw change against the pinned snapshot, by tool name."""
+    """What a refresh saw change against the pinned snapshot, by tool name (each tuple in name order)."""
 
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     changed: tuple[str, ...] = ()  # description or input schema differ
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.removed or self.changed)
 
 
 class PendingSnapshot(Struct, frozen=True, kw_only=True):
@@ -73,10 +76,14 @@ class HostedEndpoint(Struct, frozen=True, kw_only=True):
         force_setattr(self, "status", EndpointStatus(self.status))
 
     def drifted_tool_names(self) -> frozenset[str]:
-        """Tools refused with `tool_drifted` until the pending list is accepted: the added and the changed ones."""
+        """Tools refused with `tool_drifted` until the pending list is accepted: the added, the changed and the
+        removed ones. A removed tool is still in the pinned snapshot, but the server no longer has it: a call
+        would reach a tool the owner cannot see, so it is refused like the others (after the accept it is gone
+        from the snapshot and a call is `unknown_tool`)."""
         if self.pending is None:
             return frozenset()
-        return frozenset(self.pending.diff.added) | frozenset(self.pending.diff.changed)
+        diff = self.pending.diff
+        return frozenset(diff.added) | frozenset(diff.changed) | frozenset(diff.removed)
 
 
 class EndpointSecret(Struct, frozen=True, kw_only=True):

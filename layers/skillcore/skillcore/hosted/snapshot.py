@@ -25,9 +25,17 @@ from datetime import datetime
 from typing import Any
 
 import rfc8785
+from msgspec.structs import replace
 
 from skillcore.errors import RuleViolation
-from skillcore.hosted.models import MAX_SNAPSHOT_BYTES, MAX_TOOLS, Snapshot, SnapshotTool
+from skillcore.hosted.models import (
+    MAX_SNAPSHOT_BYTES,
+    MAX_TOOLS,
+    PendingSnapshot,
+    Snapshot,
+    SnapshotDiff,
+    SnapshotTool,
+)
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 MAX_DESCRIPTION = 4096
@@ -130,3 +138,41 @@ def take(raw: list[dict[str, Any]], now: datetime) -> Snapshot:
     tools = _canonical_tools(raw)
     return Snapshot(fingerprint=fingerprint_of(tools), taken_at=now, tools=tuple(
         SnapshotTool(name=t["name"], description=t["description"], input_schema=t["inputSchema"]) for t in tools))
+
+
+def _canonical(tool: SnapshotTool) -> bytes:
+    # Canonical JSON, not ==: in Python 1 == 1.0 == True, while a schema's `1` and `true` are not the same.
+    return rfc8785.dumps({"description": tool.description, "inputSchema": tool.input_schema})
+
+
+def diff(pinned: Snapshot, seen: Snapshot) -> SnapshotDiff:
+    """The tools `seen` adds, removes and changes (description or input schema) against `pinned`, by name."""
+    before = {t.name: t for t in pinned.tools}
+    after = {t.name: t for t in seen.tools}
+    return SnapshotDiff(
+        added=tuple(sorted(after.keys() - before.keys())),
+        removed=tuple(sorted(before.keys() - after.keys())),
+        changed=tuple(sorted(name for name in before.keys() & after.keys()
+                             if _canonical(before[name]) != _canonical(after[name]))),
+    )
+
+
+def adopt(pinned: Snapshot, pending: PendingSnapshot) -> Snapshot:
+    """The pending list as the new pinned snapshot, with the owner's switches carried over:
+    - an unchanged tool keeps its switches;
+    - a changed tool keeps `enabled` and requires approval again (its description or schema is not the one the
+      owner waived approval for);
+    - an added tool starts disabled and requiring approval (the owner turns it on);
+    - a removed tool is gone."""
+    before = {t.name: t for t in pinned.tools}
+    added, changed = set(pending.diff.added), set(pending.diff.changed)
+    tools = []
+    for tool in pending.snapshot.tools:
+        old = before.get(tool.name)
+        if tool.name in added or old is None:
+            tools.append(replace(tool, enabled=False, requires_approval=True))
+        elif tool.name in changed:
+            tools.append(replace(tool, enabled=old.enabled, requires_approval=True))
+        else:
+            tools.append(replace(tool, enabled=old.enabled, requires_approval=old.requires_approval))
+    return replace(pending.snapshot, tools=tuple(tools))

@@ -76,7 +76,8 @@ _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "
                "binding_names", "defence_rules", "gap_kinds")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
           "host_profile", "status", "endpoint_id", "user_capability_id", "host")
-_DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256", "url_sha256", "fingerprint")
+_DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256", "url_sha256", "fingerprint", "pending_fingerprint",
+            "previous_fingerprint")
 _COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count",
            "draft_revision", "gap_count", "answer_count")
 
@@ -121,7 +122,9 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     endpoint_id: str | None = None
     host: str | None = None
     url_sha256: str | None = None
-    fingerprint: str | None = None
+    fingerprint: str | None = None  # the pinned snapshot's (after an accept: the one adopted)
+    pending_fingerprint: str | None = None  # a refresh's: the drifted list it saw
+    previous_fingerprint: str | None = None  # an accept's: the snapshot it replaced
     # Capability drafts: the revision, counts and the gaps' kinds; never the description, an answer or a question.
     draft_revision: int | None = None
     gap_count: int | None = None

@@ -58,3 +58,8 @@ class CallHostedToolArguments(CallTool):
     """The MCP face's `call_hosted_tool`: the route's body with the endpoint's id from its path."""
 
     endpoint_id: Id
+
+
+class AcceptSnapshot(Strict):
+    expected_version: Version
+    fingerprint: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]

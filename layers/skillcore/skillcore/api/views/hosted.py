@@ -9,7 +9,7 @@ from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, time
 from skillcore.hosted.calls import CallResult
-from skillcore.hosted.models import EndpointStatus
+from skillcore.hosted.models import EndpointStatus, PendingSnapshot
 from skillcore.hosted.models import HostedEndpoint as EndpointRecord
 
 
@@ -27,6 +27,23 @@ class SnapshotView(Body, frozen=True, kw_only=True):
     tools: list[SnapshotToolView]
 
 
+class SnapshotDiffView(Body, frozen=True, kw_only=True):
+    """A drift against the pinned snapshot, by tool name. `fingerprint` and `takenAt` are the pending list's:
+    the fingerprint is what `POST .../snapshot/accept` takes."""
+
+    fingerprint: str
+    taken_at: Time
+    added: list[str]
+    removed: list[str]
+    changed: list[str]
+
+
+def snapshot_diff(pending: PendingSnapshot) -> SnapshotDiffView:
+    return SnapshotDiffView(fingerprint=pending.snapshot.fingerprint, taken_at=time(pending.snapshot.taken_at),
+                            added=list(pending.diff.added), removed=list(pending.diff.removed),
+                            changed=list(pending.diff.changed))
+
+
 class HostedEndpoint(Body, frozen=True, kw_only=True):
     endpoint_id: str
     name: str
@@ -36,8 +53,14 @@ class HostedEndpoint(Body, frozen=True, kw_only=True):
     status: EndpointStatus
     version: int
     snapshot: SnapshotView
+    pending_diff: SnapshotDiffView | UnsetType = UNSET  # only while a drift is pending
     created_at: Time
     updated_at: Time
+
+
+class RefreshResult(Body, frozen=True, kw_only=True):
+    changed: bool
+    diff: SnapshotDiffView | UnsetType = UNSET  # the pending drift, when there is one
 
 
 def hosted_endpoint(record: EndpointRecord) -> HostedEndpoint:
@@ -49,6 +72,7 @@ def hosted_endpoint(record: EndpointRecord) -> HostedEndpoint:
                                                       input_schema=t.input_schema, enabled=t.enabled,
                                                       requires_approval=t.requires_approval)
                                      for t in record.snapshot.tools]),
+        pending_diff=snapshot_diff(record.pending) if record.pending is not None else UNSET,
         created_at=time(record.created_at), updated_at=time(record.updated_at),
     )
 
