@@ -346,3 +346,44 @@ def test_an_approval_decided_elsewhere_says_it_is_not_pending(page: Page, hosted
     # the list is read again and the decided approval leaves it
     expect(item).to_have_count(0)
     expect(page.get_by_text("没有待审批的调用。")).to_be_visible()
+
+
+def test_the_try_it_form_is_built_from_the_input_schema(page: Page, hosted_stack: StackClient, hosted: HostedServer,
+                                                        signed_in: Any) -> None:
+    open_section(page, signed_in)
+    api = Api(page, hosted_stack)
+    api.register("form_flow", hosted.url())
+    page.reload()
+    endpoint = card(page, "form_flow")
+    endpoint.get_by_role("button", name="试用工具 add").click()
+    form = endpoint.get_by_test_id("try-it")
+    expect(form.get_by_role("heading", name="试用 add")).to_be_focused()
+    a, b = form.get_by_label(re.compile(r"^a")), form.get_by_label(re.compile(r"^b"))
+    # integers: number inputs, marked required (in words for a screen reader, a star for the eye)
+    for field in (a, b):
+        expect(field).to_have_attribute("type", "number")
+        expect(field).to_have_attribute("step", "1")
+        expect(field).to_have_attribute("aria-required", "true")
+    expect(form.locator("label", has_text="a").first).to_contain_text("（必填）")
+    # nothing is sent while the form itself can tell what is missing or wrong
+    calls: list[str] = []
+    page.on("request", lambda r: calls.append(r.url) if r.url.endswith("/calls") else None)
+    form.get_by_role("button", name="发送调用").click()
+    expect(a).to_have_attribute("aria-invalid", "true")
+    expect(a).to_be_focused()
+    expect(a).to_have_accessible_description(re.compile("这是必填项。"))
+    expect(b).to_have_attribute("aria-invalid", "true")
+    a.fill("1.5")
+    b.fill("2")
+    form.get_by_role("button", name="发送调用").click()
+    expect(a).to_have_accessible_description(re.compile("请填写整数。"))
+    expect(b).not_to_have_attribute("aria-invalid", "true")
+    assert calls == []
+    # the echo tool: one string field; Close gives the focus back to its button
+    endpoint.get_by_role("button", name="试用工具 echo").click()
+    form = endpoint.get_by_test_id("try-it")
+    expect(form).to_have_attribute("data-tool", "echo")
+    expect(form.get_by_label(re.compile(r"^text"))).to_have_attribute("type", "text")
+    form.get_by_role("button", name="关闭").click()
+    expect(endpoint.get_by_test_id("try-it")).to_have_count(0)
+    expect(endpoint.get_by_role("button", name="试用工具 echo")).to_be_focused()
