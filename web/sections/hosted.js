@@ -96,6 +96,7 @@ register({
     "hosted.approvalTool": "工具 {tool}（{endpoint}）每次调用需要审批",
     "hosted.tryLabel": "试用工具 {tool}",
     "hosted.drifted": "待确认",
+    "hosted.removed": "将移除",
     "hosted.toolSaved": "已保存工具 {tool} 的设置。",
     "hosted.conflict": "这个端点已在别处被修改，已重新读取最新状态（版本 {v}），请再操作一次。",
     "hosted.diff": "工具列表的变化",
@@ -242,6 +243,7 @@ register({
     "hosted.approvalTool": "The tool {tool} ({endpoint}) needs approval for each call",
     "hosted.tryLabel": "Try the tool {tool}",
     "hosted.drifted": "waiting",
+    "hosted.removed": "to be removed",
     "hosted.toolSaved": "Saved the settings of {tool}.",
     "hosted.conflict": "This endpoint was changed elsewhere; its latest state (version {v}) has been read again. Please try once more.",
     "hosted.diff": "Changes in the tool list",
@@ -403,14 +405,14 @@ function RegisterForm({ count, onRegistered }) {
     <p class="hint" data-testid="quota">${t("hosted.quota", { n: count, max: MAX_ENDPOINTS })}</p>
     <label for="hosted-name">${t("hosted.name")}</label>
     ${field("name", html`<input id="hosted-name" value=${form.name} onInput=${set("name")} required autocomplete="off"
-      spellcheck="false" maxlength="40" ...${invalidProps(errors.name, "hosted-name", "hosted-name-hint")} />`)}
+      spellcheck=${false} maxlength="40" ...${invalidProps(errors.name, "hosted-name", "hosted-name-hint")} />`)}
     <p class="hint" id="hosted-name-hint">${t("hosted.nameHint")}</p>
     <label for="hosted-displayName">${t("hosted.displayName")}</label>
     ${field("displayName", html`<input id="hosted-displayName" value=${form.displayName} onInput=${set("displayName")}
       required maxlength="60" ...${invalidProps(errors.displayName, "hosted-displayName")} />`)}
     <label for="hosted-url">${t("hosted.url")}</label>
     ${field("url", html`<input id="hosted-url" type="url" value=${form.url} onInput=${set("url")} required autocomplete="off"
-      spellcheck="false" maxlength="2048" placeholder="https://" size="60"
+      spellcheck=${false} maxlength="2048" placeholder="https://" size="60"
       ...${invalidProps(errors.url, "hosted-url", "hosted-url-hint")} />`)}
     <p class="hint" id="hosted-url-hint">${t("hosted.urlHint")}</p>
     <label for="hosted-authToken">${t("hosted.token")}</label>
@@ -527,7 +529,7 @@ function ArgumentField({ field, value, onValue, error, prefix }) {
       ${field.schema.enum.map((option) => html`<option value=${String(option)}>${String(option)}</option>`)}
     </select>`;
   } else if (field.kind === "json") {
-    input = html`<textarea id=${id} class="code" value=${value} onInput=${(e) => onValue(e.currentTarget.value)} spellcheck="false"
+    input = html`<textarea id=${id} class="code" value=${value} onInput=${(e) => onValue(e.currentTarget.value)} spellcheck=${false}
       aria-required=${field.required ? "true" : undefined} ...${props}></textarea>`;
   } else {
     const numeric = field.kind === "number" || field.kind === "integer";
@@ -625,7 +627,7 @@ function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
             error=${errors[field.name]} onValue=${(v) => setValues((old) => ({ ...old, [field.name]: v }))} />`,
         )
       : html`<label for=${`${prefix}-raw`}>${t("hosted.argumentsJson")}</label>
-          <textarea id=${`${prefix}-raw`} class="code" value=${raw} onInput=${(e) => setRaw(e.currentTarget.value)} spellcheck="false"
+          <textarea id=${`${prefix}-raw`} class="code" value=${raw} onInput=${(e) => setRaw(e.currentTarget.value)} spellcheck=${false}
             ...${invalidProps(errors[""] ? [errors[""]] : null, `${prefix}-raw`, `${prefix}-raw-hint`)}></textarea>
           <p class="hint" id=${`${prefix}-raw-hint`}>${t("hosted.argumentsHint")}</p>`}
     ${fields && errors[""] ? html`<${FieldError} id=${`${prefix}-form-error`} messages=${[errors[""]]} />` : null}
@@ -673,10 +675,11 @@ function pendingFingerprint(endpoint, refreshed) {
   );
 }
 
-function ToolRow({ endpoint, tool, drifted, busyTool, onChange, onTry, trying }) {
+function ToolRow({ endpoint, tool, drifted, removed, busyTool, onChange, onTry, trying }) {
   const rowId = domId("tool", endpoint.endpointId, tool.name);
   return html`<tr data-tool-row=${tool.name} id=${rowId}>
-    <th scope="row"><code>${tool.name}</code>${drifted && html` <span class="tag status-retrying">${t("hosted.drifted")}</span>`}</th>
+    <th scope="row"><code>${tool.name}</code>${drifted && html` <span class="tag status-retrying" data-testid="tool-drifted">${t("hosted.drifted")}</span>`}${removed &&
+      html` <span class="tag status-failed" data-testid="tool-removed">${t("hosted.removed")}</span>`}</th>
     <td class="prewrap" id=${`${rowId}-desc`}>${tool.description}</td>
     <td>
       <${Switch} id=${`${rowId}-enabled`} checked=${tool.enabled} data-switch="enabled" data-tool=${tool.name}
@@ -838,6 +841,7 @@ function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked })
           <tbody>
             ${tools.map(
               (tool) => html`<${ToolRow} key=${tool.name} endpoint=${endpoint} tool=${tool} drifted=${driftedTools.has(tool.name)}
+                removed=${Boolean(diff && (diff.removed || []).includes(tool.name))}
                 busyTool=${busyTool} trying=${trying === tool.name} onChange=${changeTool}
                 onTry=${(picked) => setTrying(trying === picked.name ? null : picked.name)} />`,
             )}
