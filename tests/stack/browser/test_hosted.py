@@ -178,6 +178,21 @@ def test_a_taken_name_is_shown_at_the_name_field(page: Page, hosted_stack: Stack
     assert [e["name"] for e in api.endpoints()] == ["taken_flow"]
 
 
+def test_an_endpoint_that_fails_shows_the_envelope_s_message(page: Page, hosted_stack: StackClient,
+                                                             hosted: HostedServer, signed_in: Any) -> None:
+    open_section(page, signed_in)
+    fill_register(page, "broken_flow", hosted.url("/nothing-here"))
+    answer = submit_register(page)
+    assert answer.status == 502
+    envelope = answer.json()["error"]
+    alert = page.get_by_test_id("register-form").get_by_role("alert")
+    expect(alert).to_contain_text(envelope["message"])
+    expect(alert.locator("code")).to_have_text("upstream_error")
+    # no field is blamed for what the endpoint did
+    expect(page.get_by_label("地址（URL）")).not_to_have_attribute("aria-invalid", "true")
+    assert Api(page, hosted_stack).endpoints() == []
+
+
 def patch_answer(page: Page) -> Any:
     return page.expect_response(lambda r: "/rpc/hosted-endpoints/" in r.url and r.request.method == "PATCH")
 
