@@ -190,6 +190,26 @@ def _new_user_capability() -> str:
     return str(answer["userCapabilityId"])
 
 
+def _new_hosted_endpoint() -> str:
+    """An endpoint of its own for one DELETE (the seeded one stays for the other operations)."""
+    target = urlsplit(os.environ["SKILLS_CONTRACT_STACK_URL"])
+    connection = http.client.HTTPConnection(target.hostname or "127.0.0.1", target.port, timeout=60)
+    body = {"name": f"del_{os.urandom(6).hex()}", "displayName": "to delete",
+            "url": os.environ["SKILLS_CONTRACT_HOSTED_URL"]}
+    try:
+        connection.request("POST", "/rpc/hosted-endpoints", body=json.dumps(body), headers={
+            "Authorization": f"Bearer {os.environ['SKILLS_CONTRACT_TOKEN']}", "Content-Type": "application/json"})
+        response = connection.getresponse()
+        answer = json.loads(response.read())
+    finally:
+        connection.close()
+    if response.status == 422 and answer["error"]["code"] == "quota_exceeded":
+        return os.environ["SKILLS_CONTRACT_HOSTED_ENDPOINT_ID"].replace("0", "1", 1)  # absent: a 404 then
+    if response.status != 201:
+        raise RuntimeError(f"could not register a hosted endpoint to delete: {response.status} {answer}")
+    return str(answer["endpointId"])
+
+
 def _with_references_that_resolve(case: Any, body: Any) -> Any:
     """A user capability whose steps name what it declares, so a valid body reaches the later defences and the
     write instead of stopping at unknown_reference nearly always (that refusal has its own tests)."""
@@ -224,6 +244,10 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     if (case.method.upper() == "DELETE" and case.path == "/rpc/user-capabilities/{userCapabilityId}"
             and ID.match(capability)):
         case.path_parameters = {**(case.path_parameters or {}), "userCapabilityId": _new_user_capability()}
+    endpoint = str((case.path_parameters or {}).get("endpointId", ""))
+    if (case.method.upper() == "DELETE" and case.path == "/rpc/hosted-endpoints/{endpointId}"
+            and ID.match(endpoint)):
+        case.path_parameters = {**(case.path_parameters or {}), "endpointId": _new_hosted_endpoint()}
     job = str((case.path_parameters or {}).get("jobId", ""))
     # In every mode: a case invalid elsewhere would still delete the job it names.
     if case.method.upper() == "DELETE" and case.path == "/rpc/automation-jobs/{jobId}" and ID.match(job):

@@ -3,7 +3,8 @@
 1. DynamoDB Local (in memory) and the local gateway, on free ports, with a JWT secret of this run;
 2. a token for a fresh user, with the admin group so the operator routes are reachable, and the world that
    makes operations reachable: the profile, two agents, memories, grants, a background job, automation jobs,
-   a group conversation (their ids reach schemathesis.toml through SKILLS_CONTRACT_* variables);
+   a group conversation, a capability draft, a hosted endpoint on a real MCP test server over HTTPS
+   (tests/hosted_server.py) (their ids reach schemathesis.toml through SKILLS_CONTRACT_* variables);
 3. `schemathesis run openapi.json --checks all` over every operation, with a fixed number of examples per
    operation and a fixed seed, so a CI run is bounded and a failure reproduces with the same command;
 4. the figures (operations, test cases, failures, time), and everything it started is stopped.
@@ -91,7 +92,20 @@ CONTRACT_CAPABILITY = {
 }
 
 
-def build_world(client: Client) -> dict[str, str]:
+def pending_approval(stack_env: dict[str, str], user: str, endpoint_id: str) -> str:
+    """A pending approval of the seeded endpoint's `add` tool, asked for as a call that needs one would."""
+    from skillcore.approvals import service
+    from skillcore.db.dynamo import make_db
+    from skillcore.settings import Settings
+
+    arguments = {"a": 1, "b": 2}
+    approval = service.ask(make_db(Settings.from_env(stack_env)), user,
+                           service.operation_of(endpoint_id, "add", arguments), arguments,
+                           client_call_id="contract-call", now=datetime.now(UTC))
+    return approval.approval_id
+
+
+def build_world(client: Client, hosted_url: str) -> dict[str, str]:
     """What makes the operations reachable, as SKILLS_CONTRACT_* variables for schemathesis.toml."""
     client.call("PUT", "/rpc/me", {"timezone": "Asia/Shanghai", "displayName": "Contract"})
     agent = client.call("POST", "/rpc/agents", {"name": "Mika", "persona": "a calm friend"}, status=201)
@@ -142,7 +156,15 @@ def build_world(client: Client) -> dict[str, str]:
         status=201,
     )
     capability = client.call("POST", "/rpc/user-capabilities", CONTRACT_CAPABILITY, status=201)
+    # An open draft whose revision the confirm operation can name (a drawn revision is a 409 then).
+    draft = client.call("POST", "/rpc/user-capability-drafts", {"description": "每天早上回顾计划"}, status=201)
+    # A hosted endpoint on the run's own test MCP server (tests/hosted_server.py), for the operations on one.
+    endpoint = client.call("POST", "/rpc/hosted-endpoints",
+                           {"name": "contract_flow", "displayName": "Contract", "url": hosted_url}, status=201)
     return {
+        "SKILLS_CONTRACT_DRAFT_ID": draft["draftId"],
+        "SKILLS_CONTRACT_HOSTED_ENDPOINT_ID": endpoint["endpointId"],
+        "SKILLS_CONTRACT_HOSTED_URL": hosted_url,
         "SKILLS_CONTRACT_USER_CAPABILITY_ID": capability["userCapabilityId"],
         "SKILLS_CONTRACT_AGENT_ID": agent_id,
         "SKILLS_CONTRACT_OTHER_AGENT_ID": other["agentId"],
@@ -249,13 +271,22 @@ def main(argv: list[str] | None = None) -> int:
     # One info line per chat turn would bury the findings; warnings (an undocumented error) still show.
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
     secret = secrets.token_urlsafe(32)
+    from tests.hosted_server import HostedServer
+
+    # The hosted endpoint operations reach a real MCP server over HTTPS through the local-only settings, which
+    # the stack takes from this environment (binding port 443 needs root, as the stack tests do).
+    hosted_dir = tempfile.TemporaryDirectory(prefix="contract-hosted-")
+    hosted = HostedServer(Path(hosted_dir.name)).start()
+    os.environ.update(hosted.settings_env())
     stack = LocalStack(
         port=0, ddb_port=0, data_dir=None, scan_interval=0, jwt_secret=secret, access_log=False
     )
     with stack, tempfile.TemporaryDirectory(prefix="contract-") as scratch:
         user = f"contract-{uuid.uuid4().hex[:12]}"
         token = issue_token(user, admin=True, secret=secret, ttl_seconds=3 * 3600)
-        world = build_world(Client(stack.url, token))
+        world = build_world(Client(stack.url, token), hosted.url())
+        world["SKILLS_CONTRACT_APPROVAL_ID"] = pending_approval(
+            stack.env, user, world["SKILLS_CONTRACT_HOSTED_ENDPOINT_ID"])
         document = json.loads(DOCUMENT.read_text(encoding="utf-8"))
         url = base_url(stack.url, document)
         report_path = Path(scratch) / "report.json"
@@ -270,6 +301,8 @@ def main(argv: list[str] | None = None) -> int:
         }
         result = subprocess.run(command, cwd=ROOT, env=env, check=False)
         report = json.loads(report_path.read_text()) if report_path.is_file() else {}
+    hosted.stop()
+    hosted_dir.cleanup()
     lines, every_operation = figures(report, time.monotonic() - started)
     print(
         "\ncontract test figures\n  " + "\n  ".join(line.replace("\n", "\n  ") for line in lines), flush=True
