@@ -13,7 +13,12 @@ import pytest
 
 from tests.hosted_server import NAME, HostedServer
 
+from . import conftest
 from .conftest import Caller, StackClient
+
+# Named here too: other hosted test modules take them from this module (`endpoints_http.hosted`).
+hosted = conftest.hosted
+hosted_stack = conftest.hosted_stack
 
 
 def register(user: Caller, name: str, url: str, **extra: str) -> tuple[int, dict]:
