@@ -99,6 +99,8 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
   const current = useLanguage();
   const [profile, setProfile] = useState(initialProfile);
   const [agents, setAgents] = useState(initialAgents);
+  // Counts a section reports for its nav entry once it has loaded (pending approvals): none on the first load.
+  const [counts, setCounts] = useState({});
   const main = useRef(null);
   const firstRender = useRef(true);
   const who = claims();
@@ -121,6 +123,7 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
       location.hash = hash;
     },
     lang: current,
+    setNavCount: (id, n) => setCounts((old) => (old[id] === n ? old : { ...old, [id]: n })),
   };
 
   return html`
@@ -145,7 +148,8 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
       <ul>
         ${SECTIONS.map(
           (section) =>
-            html`<li><a href=${`#/${section.id}`} aria-current=${section.id === route.id ? "page" : undefined}>${t(`nav.${section.id}`)}</a></li>`,
+            html`<li><a href=${`#/${section.id}`} aria-current=${section.id === route.id ? "page" : undefined}>${t(`nav.${section.id}`)}${counts[section.id] > 0 &&
+              html` <span class="badge" data-testid=${`nav-count-${section.id}`}><span aria-hidden="true">${counts[section.id]}</span><span class="visually-hidden">${t("nav.count", { n: counts[section.id] })}</span></span>`}</a></li>`,
         )}
       </ul>
     </nav>

@@ -4,6 +4,8 @@ Fixtures:
 - `stack`: a running LocalStack (gateway on a free port, no scan schedule) wrapped in StackClient,
   which adds `token()` and `call()`. The stack's environment is applied around each test that uses it,
   so the rest of the session never sees its table names.
+- `hosted`, `hosted_stack` (per module): a real MCP test server (tests/hosted_server.py) and a stack of its own
+  whose HostedFunction reaches it through the local-only hosted settings (API.md section 3).
 - `ddb_local`: DynamoDB Local with the template's tables under their own prefix (for concurrency tests
   that drive the stores directly); it is the same server the stack uses.
 """
@@ -27,6 +29,7 @@ from skillcore_local.invoke import Handler
 from skillcore_local.jwt_local import issue_token
 from skillcore_local.stack import LocalStack
 from skillcore_local.template import ensure_tables
+from tests.hosted_server import HostedServer
 
 JWT_SECRET = "stack-tests-secret-of-at-least-32-bytes"
 DIRECT_TABLE_PREFIX = "ddb-"
@@ -201,3 +204,26 @@ def ddb_local(_dynamodb: DynamoDBLocal, _dummy_credentials: None) -> LocalTables
         "SKILLS_LOCAL": "1",
     }
     return LocalTables(endpoint=_dynamodb.endpoint, client=ddb, tables=tables, env=env)
+
+
+@pytest.fixture(scope="module")
+def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
+    """The real MCP server over HTTPS on a 127/8 address other than 127.0.0.1, port 443 (needs root)."""
+    server = HostedServer(tmp_path_factory.mktemp("hosted")).start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def hosted_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None, hosted: HostedServer,
+                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackClient]:
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in hosted.settings_env().items():
+            patch.setenv(name, value)
+        local = LocalStack(port=0, ddb_endpoint=_dynamodb.endpoint, data_dir=tmp_path_factory.mktemp("data"),
+                           scan_interval=0, jwt_secret=JWT_SECRET, table_prefix="hosted-")
+        local.start()
+        try:
+            yield StackClient(local)
+        finally:
+            local.stop()

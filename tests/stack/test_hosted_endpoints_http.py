@@ -1,43 +1,24 @@
 """Hosted endpoints over real HTTP (API.md "Hosted external workflows"): a local stack of its own whose
 HostedFunction reaches a real MCP server (tests/hosted_server.py: the official SDK over HTTPS with a trustme
 certificate, on a 127/8 address other than 127.0.0.1, port 443) through the local-only settings, which the
-stack passes through from the environment it starts in."""
+stack passes through from the environment it starts in (the `hosted` and `hosted_stack` fixtures, in conftest.py:
+the page's browser tests use them too)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from skillcore_local.ddb_local import DynamoDBLocal
-from skillcore_local.stack import LocalStack
 from tests.hosted_server import NAME, HostedServer
 
-from .conftest import JWT_SECRET, Caller, StackClient
+from . import conftest
+from .conftest import Caller, StackClient
 
-
-@pytest.fixture(scope="module")
-def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
-    server = HostedServer(tmp_path_factory.mktemp("hosted")).start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def hosted_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None, hosted: HostedServer,
-                 tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackClient]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in hosted.settings_env().items():
-            patch.setenv(name, value)
-        local = LocalStack(port=0, ddb_endpoint=_dynamodb.endpoint, data_dir=tmp_path_factory.mktemp("data"),
-                           scan_interval=0, jwt_secret=JWT_SECRET, table_prefix="hosted-")
-        local.start()
-        try:
-            yield StackClient(local)
-        finally:
-            local.stop()
+# Named here too: other hosted test modules take them from this module (`endpoints_http.hosted`).
+hosted = conftest.hosted
+hosted_stack = conftest.hosted_stack
 
 
 def register(user: Caller, name: str, url: str, **extra: str) -> tuple[int, dict]:

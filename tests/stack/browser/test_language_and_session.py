@@ -11,13 +11,14 @@ from playwright.sync_api import Page, expect
 from tests.stack.conftest import StackClient
 
 NAV = {
-    "zh": ["技能", "执行权限", "目标复盘提醒", "自动化任务", "我的能力", "记忆", "Agent 与聊天", "活动"],
+    "zh": ["技能", "执行权限", "目标复盘提醒", "自动化任务", "我的能力", "托管工作流", "记忆", "Agent 与聊天", "活动"],
     "en": [
         "Skills",
         "Permissions",
         "Goal check-in reminders",
         "Automation jobs",
         "My capabilities",
+        "Hosted workflows",
         "Memories",
         "Agents and chat",
         "Activity",
