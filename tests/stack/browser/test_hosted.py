@@ -402,3 +402,169 @@ def test_the_try_it_form_is_built_from_the_input_schema(page: Page, hosted_stack
     form.get_by_role("button", name="关闭").click()
     expect(endpoint.get_by_test_id("try-it")).to_have_count(0)
     expect(endpoint.get_by_role("button", name="试用工具 echo")).to_be_focused()
+
+
+SHOUT_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "text": {"type": "string", "description": "What to shout."},
+        "loud": {"type": "boolean"},
+        "level": {"type": "string", "enum": ["low", "high"]},
+        "times": {"type": "number"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["text"],
+}
+
+
+def test_refresh_shows_the_diff_and_accept_adopts_it(page: Page, hosted_stack: StackClient, hosted: HostedServer,
+                                                     signed_in: Any) -> None:
+    open_section(page, signed_in)
+    api = Api(page, hosted_stack)
+    created = api.register("drift_flow", hosted.url())
+    page.reload()
+    endpoint = card(page, "drift_flow")
+    refresh = endpoint.get_by_role("button", name="检查工具列表")
+    with page.expect_response(lambda r: r.url.endswith("/refresh"), timeout=SLOW_MS) as answer:
+        refresh.click()
+    assert answer.value.status == 200 and answer.value.json() == {"changed": False}
+    expect(endpoint.get_by_test_id("endpoint-notice")).to_have_text("工具列表没有变化。")
+    expect(endpoint.get_by_test_id("drift")).to_have_count(0)
+    try:
+        hosted.add_tool("shout", "Shout the text.", SHOUT_SCHEMA)
+        hosted.set_description("echo", "Echo the text back, changed.")
+        hosted.remove_tool("add")
+        with page.expect_response(lambda r: r.url.endswith("/refresh"), timeout=SLOW_MS) as answer:
+            refresh.click()
+    finally:
+        hosted.reset_tools()
+    refreshed = answer.value.json()
+    assert answer.value.status == 200 and refreshed["changed"] is True
+    expect(endpoint.get_by_test_id("endpoint-status")).to_have_text("工具列表有变化，待确认")
+    drift = endpoint.get_by_test_id("drift")
+    expect(drift.get_by_test_id("diff-added")).to_have_text("shout")
+    expect(drift.get_by_test_id("diff-removed")).to_have_text("add")
+    expect(drift.get_by_test_id("diff-changed")).to_have_text("echo")
+    # the pinned list is still what is shown (and what works); the changed tool is marked
+    expect(endpoint.locator('[data-tool-row="echo"]')).to_contain_text("待确认")
+    expect(endpoint.locator('[data-tool-row="add"]').get_by_test_id("tool-removed")).to_have_text("将移除")
+    screenshot(page, "hosted-drift")
+    # a reload shows the pending drift from the endpoint itself
+    page.reload()
+    endpoint = card(page, "drift_flow")
+    expect(endpoint.get_by_test_id("drift").get_by_test_id("diff-added")).to_have_text("shout")
+    version = api.endpoint(created["endpointId"])["version"]
+
+    with page.expect_response(lambda r: r.url.endswith("/snapshot/accept")) as answer:
+        endpoint.get_by_role("button", name="接受新的工具列表").click()
+    assert answer.value.status == 200, answer.value.text()
+    assert answer.value.request.post_data_json == {"expectedVersion": version,
+                                                   "fingerprint": refreshed["diff"]["fingerprint"]}
+    expect(endpoint.get_by_test_id("endpoint-notice")).to_have_text("已接受新的工具列表。")
+    expect(endpoint.get_by_test_id("endpoint-status")).to_have_text("已启用")
+    expect(endpoint.get_by_test_id("drift")).to_have_count(0)
+    expect(endpoint.locator('[data-tool-row="add"]')).to_have_count(0)
+    # the added tool starts disabled
+    expect(tool_switch(page, "drift_flow", "shout", "enabled")).to_have_attribute("aria-checked", "false")
+    stored = api.endpoint(created["endpointId"])
+    assert stored["status"] == "active" and "pendingDiff" not in stored
+    assert stored["snapshot"]["fingerprint"] == refreshed["diff"]["fingerprint"]
+    assert {t["name"]: t["enabled"] for t in stored["snapshot"]["tools"]} == {"echo": True, "shout": False}
+
+    # the try-it form of the new tool: one field per property, JSON for the array
+    with patch_answer(page) as patched:
+        tool_switch(page, "drift_flow", "shout", "enabled").click()
+    assert patched.value.status == 200
+    endpoint.get_by_role("button", name="试用工具 shout").click()
+    form = endpoint.get_by_test_id("try-it")
+    expect(form.get_by_label(re.compile(r"^text"))).to_have_accessible_description(re.compile("What to shout."))
+    expect(form.get_by_label(re.compile(r"^loud"))).to_have_attribute("type", "checkbox")
+    expect(form.get_by_label(re.compile(r"^level")).locator("option")).to_have_text(["（请选择）", "low", "high"])
+    expect(form.get_by_label(re.compile(r"^times"))).to_have_attribute("step", "any")
+    tags = form.get_by_label(re.compile(r"^tags"))
+    expect(tags).to_have_js_property("tagName", "TEXTAREA")
+    tags.fill("[not json")
+    form.get_by_role("button", name="发送调用").click()
+    # the first field in error takes the focus: the required text, then the JSON that does not parse
+    text = form.get_by_label(re.compile(r"^text"))
+    expect(text).to_be_focused()
+    expect(tags).to_have_attribute("aria-invalid", "true")
+    expect(tags).to_have_accessible_description(re.compile("不是有效的 JSON"))
+    expect(tags).to_have_attribute("spellcheck", "false")
+    text.fill("hello")
+    form.get_by_role("button", name="发送调用").click()
+    expect(tags).to_be_focused()
+    screenshot(page, "hosted-try-it-form")
+
+
+GRANT = {"skillId": "hosted-workflows", "permissionCode": "hosted_workflow:invoke", "scope": {"type": "user"}}
+
+
+def call_answer(page: Page) -> Any:
+    return page.expect_response(lambda r: r.url.endswith("/calls") and r.request.method == "POST", timeout=SLOW_MS)
+
+
+def test_try_it_calls_the_tool_and_an_approval_lets_it_through(page: Page, hosted_stack: StackClient,
+                                                               hosted: HostedServer, signed_in: Any) -> None:
+    open_section(page, signed_in)
+    api = Api(page, hosted_stack)
+    created = api.register("call_flow", hosted.url())
+    api.ok("PATCH", f"/rpc/hosted-endpoints/{created['endpointId']}",
+           {"expectedVersion": 1, "tools": [{"name": "add", "requiresApproval": False}]})
+    page.reload()
+    endpoint = card(page, "call_flow")
+    endpoint.get_by_role("button", name="试用工具 add").click()
+    form = endpoint.get_by_test_id("try-it")
+    form.get_by_label(re.compile(r"^a")).fill("2")
+    form.get_by_label(re.compile(r"^b")).fill("3")
+    # without the grant: said so, with the way to grant it
+    with call_answer(page) as answer:
+        form.get_by_role("button", name="发送调用").click()
+    assert answer.value.status == 422 and answer.value.json()["error"]["code"] == "permission_required"
+    expect(form.get_by_test_id("grant-required").get_by_role("link", name="前往执行权限授权")).to_have_attribute(
+        "href", "#/permissions?skill=hosted-workflows&permission=hosted_workflow%3Ainvoke")
+    api.ok("PATCH", "/rpc/skills/permissions", {**GRANT, "granted": True})
+
+    with call_answer(page) as answer:
+        form.get_by_role("button", name="发送调用").click()
+    assert answer.value.status == 200, answer.value.text()
+    sent = answer.value.request.post_data_json
+    assert sent["toolName"] == "add" and sent["arguments"] == {"a": 2, "b": 3} and "approvalId" not in sent
+    assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", sent["clientCallId"])
+    result = form.get_by_test_id("call-result")
+    expect(result.get_by_test_id("call-content")).to_have_text(answer.value.json()["content"])
+    expect(result.get_by_test_id("call-content")).to_contain_text("5")
+    expect(result.get_by_test_id("call-status")).to_have_text("调用成功")
+    expect(result.get_by_test_id("call-duration")).to_have_text(f"耗时 {answer.value.json()['durationMs']} 毫秒")
+    # a second send is a new call (a fresh clientCallId)
+    with call_answer(page) as again:
+        form.get_by_role("button", name="发送调用").click()
+    assert again.value.status == 200
+    assert again.value.request.post_data_json["clientCallId"] != sent["clientCallId"]
+    assert again.value.json()["callId"] != answer.value.json()["callId"]
+    screenshot(page, "hosted-try-it")
+
+    # echo requires approval: the call links to the pending approval, which is approved here and then used
+    endpoint.get_by_role("button", name="试用工具 echo").click()
+    form = endpoint.get_by_test_id("try-it")
+    form.get_by_label(re.compile(r"^text")).fill("<b>hi</b>")
+    with call_answer(page) as answer:
+        form.get_by_role("button", name="发送调用").click()
+    assert answer.value.status == 409
+    approval_id = answer.value.json()["error"]["details"]["approvalId"]
+    link = form.get_by_test_id("approval-required").get_by_role("link", name="查看待审批的请求")
+    link.click()
+    item = page.locator(f'li[data-approval="{approval_id}"]')
+    expect(item).to_be_focused()
+    expect(item.get_by_test_id("approval-preview")).to_contain_text("<b>hi</b>")
+    expect(page.get_by_test_id("nav-count-hosted")).to_contain_text("1")
+    with page.expect_response(lambda r: r.url.endswith(f"/rpc/approvals/{approval_id}")) as decided:
+        item.get_by_role("button", name="批准调用 echo（Flow call_flow）").click()
+    assert decided.value.status == 200
+    with call_answer(page) as answer:
+        form.get_by_test_id("send-approved").click()
+    assert answer.value.status == 200, answer.value.text()
+    assert answer.value.request.post_data_json["approvalId"] == approval_id
+    expect(form.get_by_test_id("call-content")).to_contain_text("echo: <b>hi</b>")
+    assert form.get_by_test_id("call-content").locator("b").count() == 0
+    assert [a["approvalId"] for a in api.approvals("used")] == [approval_id]
