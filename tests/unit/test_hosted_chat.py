@@ -257,7 +257,8 @@ def branch_turn(monkeypatch: pytest.MonkeyPatch, first: dict[str, Any],
         return CallResult(call_id="c1", is_error=False, content="echo: </data> hi", duration_ms=3)
 
     monkeypatch.setattr(hosted_endpoints, "list_endpoints",
-                        lambda db, user_id: [endpoint("test_flow", tool("echo"), tool("run.v1"))])
+                        lambda db, user_id, *, limit, cursor: ([endpoint("test_flow", tool("echo"), tool("run.v1"))],
+                                                               None))
     monkeypatch.setattr(calls, "call", fake_call)
     client = FakeConverse(first)
     model = BedrockModel(client, model_id="m", max_tokens=100)  # type: ignore[arg-type]

@@ -53,7 +53,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op, transact
 from skillcore.errors import DomainError
 from skillcore.executor.context import TurnContext, TurnResult
-from skillcore.hosted.models import EndpointStatus, HostedEndpoint, SnapshotTool
+from skillcore.hosted.models import MAX_ENDPOINTS_PER_USER, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id
 from skillcore.language import Language
 from skillcore.model.port import (
@@ -330,7 +330,9 @@ class HostedChatBranch:
         if not granted.allowed:
             return self._fixed(ctx, asker, not_available_text(label, "grant", language), RunOutcome.DENIED) \
                 if command else None
-        tools = ToolMap(offered_tools(endpoint_store.list_endpoints(self._db, ctx.user_id)))
+        # One page holds them all: a user has at most MAX_ENDPOINTS_PER_USER endpoints.
+        endpoints, _ = endpoint_store.list_endpoints(self._db, ctx.user_id, limit=MAX_ENDPOINTS_PER_USER, cursor=None)
+        tools = ToolMap(offered_tools(endpoints))
         if command is not None:
             if tools.find(command.endpoint_name, command.tool_name) is None:
                 return self._fixed(ctx, asker, not_available_text(label, "tool", language), RunOutcome.DENIED)
