@@ -199,6 +199,35 @@ def test_the_checks_come_in_the_contract_order(world) -> None:
                                           "endpoint_disabled", "permission_required", "permission_required"]
 
 
+def test_big_integers_are_bound_exactly_and_nan_is_refused_before_any_read(world) -> None:
+    """An integer past 2**53 - 1 is valid JSON and valid for `"type": "integer"`: it is asked for and approved
+    under its exact digits (a neighbour is another operation). NaN (which a model's tool input or the MCP
+    SDK's parser may carry) has no digest: a 422 naming its path, with no request, audit or call."""
+    deps, endpoint, counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user, approval=True)
+    big = {"title": "t", "tags": [2**53 + 1, -(2**70)]}
+    asked = _refused(deps, user, endpoint_id, arguments=big, call_id="big")
+    assert asked.code == "approval_required"
+    approval_id = asked.details["approvalId"]
+    approvals.decide(deps.db, user, approval_id, ApprovalDecision.APPROVE, skill_id=HOSTED_WORKFLOWS.skill_id,
+                     skill_version=HOSTED_WORKFLOWS.version, now=datetime.now(UTC))
+    neighbour = {"title": "t", "tags": [2**53, -(2**70)]}  # 2**53 + 1 as a double
+    assert _refused(deps, user, endpoint_id, arguments=neighbour, call_id="big",
+                    approval_id=approval_id).code == "approval_required"
+    assert endpoint.calls == {}
+    assert _call(deps, user, endpoint_id, arguments=big, call_id="big", approval_id=approval_id).is_error is False
+    assert endpoint.calls == {"publish": 1}
+
+    counting.counts.clear()
+    error = _refused(deps, user, endpoint_id, arguments={"title": "t", "tags": [1, float("nan")]}, call_id="nan")
+    assert (error.code, error.details) == ("validation_error", {"errors": [{"path": "$.tags[1]", "keyword": "finite"}]})
+    assert counting.counts == {} and endpoint.calls == {"publish": 1}
+    reasons = [e.reason for e in list_audit(deps.db, user, limit=50, cursor=None)[0] if e.action == "hosted_endpoint.call"]
+    assert "validation_error" not in reasons
+
+
 def test_a_drifted_tool_is_refused_while_the_unchanged_ones_work(world) -> None:
     deps, _, _ = world
     user = _user()

@@ -3,20 +3,70 @@ derived from it: the digest an approval is bound to, and the preview its owner r
 
 The same arguments in any key order or number spelling give the same digest (RFC 8785 fixes both), so an
 approval cannot be replayed for different arguments and is not lost to a re-ordered object.
+
+RFC 8785 is defined for I-JSON (RFC 7493), whose numbers are doubles: an integer beyond ±(2**53 - 1) has no
+canonical form there, and as a double it would share its digest with its neighbours. Such an integer is valid
+JSON and may be valid for a tool's `"type": "integer"`, so it is written as its exact decimal digits instead:
+distinct values keep distinct digests. (Spelled with an exponent, `1e21` is a double and canonicalises as
+one: a different digest from `1000000000000000000000`, so an approval asked for one does not serve the other.)
+NaN and the infinities are not JSON and have no form at all: `non_finite` finds them (only a parser that
+allows them, not the API's, can produce them) so that the caller refuses them before any digest is taken.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 from typing import Any
 
 import rfc8785
 
 from skillcore.approvals.models import PREVIEW_MAX_CHARS
 
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+def non_finite(value: Any, path: str = "$") -> list[str]:
+    """The JSON paths (jsonschema's `json_path` spelling) of the NaN and infinite numbers in `value`."""
+    if isinstance(value, float):
+        return [] if math.isfinite(value) else [path]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in non_finite(v, f"{path}.{k}")]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in non_finite(v, f"{path}[{i}]")]
+    return []
+
+
+def _write(value: Any, out: list[bytes]) -> None:
+    # RFC 8785 section 3.2: members sorted by their names' UTF-16 code units, no whitespace; each leaf is
+    # the library's own serialisation except an integer it has no form for.
+    if isinstance(value, dict):
+        out.append(b"{")
+        for i, name in enumerate(sorted(value, key=lambda n: n.encode("utf-16-be"))):
+            if i:
+                out.append(b",")
+            out.append(rfc8785.dumps(name))
+            out.append(b":")
+            _write(value[name], out)
+        out.append(b"}")
+    elif isinstance(value, list | tuple):
+        out.append(b"[")
+        for i, item in enumerate(value):
+            if i:
+                out.append(b",")
+            _write(item, out)
+        out.append(b"]")
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
+        out.append(str(value).encode("ascii"))
+    else:
+        out.append(rfc8785.dumps(value))
+
 
 def canonical(arguments: dict[str, Any]) -> bytes:
-    return rfc8785.dumps(arguments)
+    """RFC 8785 bytes of `arguments` (big integers as their digits); raises ValueError for NaN or infinity."""
+    out: list[bytes] = []
+    _write(arguments, out)
+    return b"".join(out)
 
 
 def arguments_digest(arguments: dict[str, Any]) -> str:

@@ -4,7 +4,10 @@
     result = calls.call(deps, user_id, endpoint_id, tool_name=..., arguments=..., client_call_id=...,
                         approval_id=None, now=now)
 
-Checks, in API.md's order, each refusal a DomainError with the API's code:
+Arguments holding NaN or an infinity (not JSON: the API's parser refuses them, but the MCP SDK's and a model's
+tool input may carry them) are refused first, as a malformed body (422 `validation_error`, keyword `finite`):
+no digest exists to bind or audit them (approvals/digest.py).
+Then the checks, in API.md's order, each refusal a DomainError with the API's code:
 1. the grant: `hosted_workflow:invoke` of the hosted workflows skill (`deps.skill`) through PolicyGate (422
    `permission_required`; a skill switched off is 422 `skill_disabled`, the catalog's switch like every skill's);
 2. the endpoint exists for this user (404 otherwise, another user's too) and is not disabled (409
@@ -66,6 +69,7 @@ from typing import Any
 from msgspec import Struct
 
 from skillcore.approvals import service as approvals
+from skillcore.approvals.digest import non_finite
 from skillcore.approvals.models import OperationRef
 from skillcore.db import approvals as approval_store
 from skillcore.db import audit as audit_store
@@ -265,6 +269,9 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     docstring). `agent_id`, for a call made on an agent's behalf (the chat turn), lets an agent-scope grant
     count before the user's. Raises the API's DomainErrors."""
     db, skill = deps.db, deps.skill
+    unsafe = non_finite(arguments)
+    if unsafe:  # not JSON, no digest exists for them (approvals/digest.py): a malformed body, before any read
+        raise validation_failed([{"path": p, "keyword": "finite"} for p in unsafe[:MAX_VALIDATION_ERRORS]])
     operation = approvals.operation_of(endpoint_id, tool_name, arguments)
     audit = _Audit(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name,
                    digest=operation.arguments_digest, now=now)
