@@ -23,6 +23,7 @@ from skillcore.db.dynamo import make_db
 from skillcore.executor.assembly import build_executor
 from skillcore.executor.executor import Executor
 from skillcore.hosted.chat import HostedChatBranch, plan_offline
+from skillcore.invocation import InvocationBudget
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
 from skillcore.services.chat import ChatDeps
@@ -31,7 +32,8 @@ from skillcore.skills.builtin import SKILLS
 
 settings = Settings.from_env()
 db = make_db(settings)
-model = make_model(settings, tool_planner=plan_offline)  # offline: a hosted tool only when `/hosted` names it
+model = make_model(settings, tool_planner=plan_offline)
+budget = InvocationBudget()  # a hosted tool's call ends before the turn's invocation does  # offline: a hosted tool only when `/hosted` names it
 
 
 @cache
@@ -42,7 +44,8 @@ def hosted_deps() -> Any:
     from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 
     keys = secrets.keys_from_env(os.environ, local=settings.local, region=settings.region)
-    return HostedDeps(db=db, keys=keys, egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS)
+    return HostedDeps(db=db, keys=keys, egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS,
+                      time_left=budget.seconds_left)
 
 
 hosted_branch = HostedChatBranch(db, hosted_deps)
@@ -64,4 +67,5 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    budget.begin(context)
     return routes.resolve(event, context)

@@ -21,6 +21,7 @@ from skillcore.egress.settings import EgressSettings
 from skillcore.hosted import secrets
 from skillcore.hosted.chat import deliver_after_decision
 from skillcore.hosted.service import HostedDeps
+from skillcore.invocation import InvocationBudget
 from skillcore.observability import logger, metrics
 from skillcore.settings import Settings
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
@@ -29,7 +30,8 @@ settings = Settings.from_env()
 db = make_db(settings)
 egress = EgressSettings.from_env()
 keys = secrets.keys_from_env(os.environ, local=settings.local, region=settings.region)
-hosted = HostedDeps(db=db, keys=keys, egress=egress, skill=HOSTED_WORKFLOWS)
+budget = InvocationBudget()
+hosted = HostedDeps(db=db, keys=keys, egress=egress, skill=HOSTED_WORKFLOWS, time_left=budget.seconds_left)
 routes = new_app()
 routes_approvals.register(routes, routes_approvals.ApprovalDeps(
     db=db, skill=HOSTED_WORKFLOWS, clock=system_clock,
@@ -44,4 +46,5 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    budget.begin(context)
     return routes.resolve(event, context)

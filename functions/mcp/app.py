@@ -33,6 +33,7 @@ from skillcore.egress.settings import EgressSettings
 from skillcore.errors import Unauthenticated
 from skillcore.hosted import secrets
 from skillcore.hosted.service import HostedDeps
+from skillcore.invocation import InvocationBudget
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
 from skillcore.settings import Settings
@@ -52,10 +53,11 @@ tools_capabilities.register(toolbox, CapabilityRouteDeps(
     capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock,
     drafts=DraftDeps(capabilities=capability_deps, model=draft_model,
                      max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))))
+budget = InvocationBudget()
 # call_hosted_tool: the hosted endpoint calls, built as HostedFunction builds them (functions/hosted/app.py).
 tools_hosted.register(toolbox, HostedRouteDeps(hosted=HostedDeps(
     db=db, keys=secrets.keys_from_env(os.environ, local=settings.local, region=settings.region),
-    egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS), clock=system_clock))
+    egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS, time_left=budget.seconds_left), clock=system_clock))
 server = build_server(toolbox, name="skillcore", version=VERSION)
 
 init_phase.end()
@@ -68,4 +70,5 @@ def lambda_handler(event: dict, context: LambdaContext) -> dict:
         http.user_id(event)  # the authorizer already refused a bad token; without a `sub` nothing is served
     except Unauthenticated as error:
         return envelope(401, error.code, error.message)
+    budget.begin(context)
     return serve(server, event, context)

@@ -228,6 +228,28 @@ def test_big_integers_are_bound_exactly_and_nan_is_refused_before_any_read(world
     assert "validation_error" not in reasons
 
 
+def test_the_deadline_is_cut_to_what_the_invocation_has_left(world) -> None:
+    """A function times out at 29 s and the gateway answers on its own after 30 s: a request out must end
+    before either, with 2 s left for the record's completion and the answer."""
+    deps, endpoint, _ = world
+    seen: list[float] = []
+
+    def call_tool(url: str, token: str | None, settings: EgressSettings, name: str, arguments: dict) -> dict:
+        seen.append(settings.deadline_seconds)
+        return endpoint(url, token, settings, name, arguments)
+
+    left: list[float | None] = [None]
+    timed = replace(deps, call_tool=call_tool, time_left=lambda: left[0])
+    user = _user()
+    _grant(timed, user)
+    endpoint_id = _register(timed, user)
+    for i, remaining in enumerate((None, 60.0, 32.0, 27.5, 2.5)):
+        left[0] = remaining
+        _call(timed, user, endpoint_id, call_id=f"d{i}")
+    assert seen == [30.0, 30.0, 30.0, 25.5, 1.0]  # the configured 30 s, then left - 2 s, at least 1 s
+    assert hosted.egress_now(timed).deadline_seconds == 1.0 and timed.egress.deadline_seconds == 30.0
+
+
 def test_a_drifted_tool_is_refused_while_the_unchanged_ones_work(world) -> None:
     deps, _, _ = world
     user = _user()

@@ -174,6 +174,24 @@ def test_a_removed_tool_is_a_change_and_is_gone_once_accepted(hosted_stack: Stac
     assert [t["name"] for t in accepted["snapshot"]["tools"]] == ["add"]
 
 
+def test_a_failed_refresh_changes_nothing_and_is_audited_with_its_code(hosted_stack: StackClient,
+                                                                        server: HostedServer) -> None:
+    user = Caller(hosted_stack)
+    body = endpoint(user, server)
+    # a tool whose schema carries a `pattern` is refused at snapshot time (a regex could stall validation)
+    server.add_tool("search", "Search.", {"type": "object", "properties": {"q": {"type": "string", "pattern": "^a+$"}}})
+    status, error = user.call("POST", path(body, "/refresh"))
+    assert (status, error["error"]["code"]) == (422, "snapshot_invalid"), error
+    after = user.ok("GET", path(body))
+    assert (after["status"], after["version"], after["snapshot"]) == ("active", 1, body["snapshot"])
+    assert "pendingDiff" not in after and f"pending#{body['endpointId']}" not in stored_items(hosted_stack, user)
+    (event,) = audit(user, "hosted_endpoint.refresh")
+    assert (event["decision"], event["reason"], event["targetId"]) == ("failed", "snapshot_invalid", body["endpointId"])
+    assert event["metadata"]["fingerprint"] == body["snapshot"]["fingerprint"]
+    text = json.dumps(event)
+    assert "/mcp" not in text and "drift-secret-token" not in text
+
+
 def test_a_refresh_while_drift_is_pending_replaces_the_pending_list(hosted_stack: StackClient,
                                                                     server: HostedServer) -> None:
     user = Caller(hosted_stack)

@@ -26,7 +26,8 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    once; without one, or with one that is not usable, 409 `approval_required` with `details.approvalId`
    (approvals.service.ask: the same pending approval for the same clientCallId and arguments);
 6. then the URL is checked again with its addresses (egress, 422 `url_not_allowed`) and the call forwarded
-   with the official MCP client over the egress transport: 30 s deadline, 1 MiB answer cap, redirects never
+   with the official MCP client over the egress transport: 30 s deadline (or what the invocation has left, less
+   2 s: service.egress_now), 1 MiB answer cap, redirects never
    followed (504 `upstream_timeout`, 502 `upstream_error` with `details.reason`).
 
 Idempotent by clientCallId: the call record (db/hosted_calls.py) is claimed with a conditional write before
@@ -242,14 +243,15 @@ def _tool_of(endpoint: HostedEndpoint, tool_name: str) -> SnapshotTool:
 def _forward(deps: service.HostedDeps, endpoint: HostedEndpoint, tool_name: str,
              arguments: dict[str, Any]) -> dict[str, Any]:
     secret = service.secret_of(deps, endpoint)
+    egress = service.egress_now(deps)  # the deadline, cut to what the invocation has left
     call_tool = deps.call_tool
     if call_tool is None:
         from skillcore.egress import mcp_session
         from skillcore.egress.client import EgressLimits
 
-        return mcp_session.call_tool(secret.url, secret.token, deps.egress, tool_name, arguments,
-                                     limits=EgressLimits(deadline_seconds=deps.egress.deadline_seconds))
-    return call_tool(secret.url, secret.token, deps.egress, tool_name, arguments)
+        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments,
+                                     limits=EgressLimits(deadline_seconds=egress.deadline_seconds))
+    return call_tool(secret.url, secret.token, egress, tool_name, arguments)
 
 
 def _wait_for(deps: service.HostedDeps, user_id: str, endpoint_id: str, client_call_id: str) -> CallResult:

@@ -49,6 +49,23 @@ class HostedDeps(Struct, frozen=True, kw_only=True):
     list_tools: ListTools | None = None  # default: egress.mcp_session.list_tools (tests may inject)
     # default: egress.mcp_session.call_tool (hosted/calls.py; tests may inject): (url, token, egress, name, arguments)
     call_tool: Callable[[str, str | None, EgressSettings, str, dict[str, Any]], dict[str, Any]] | None = None
+    # seconds left in the invocation (skillcore/invocation.py), so that a request out ends before it does
+    time_left: Callable[[], float | None] | None = None
+
+
+# What the invocation keeps for itself after a request out: the call record's completion and the answer.
+ANSWER_MARGIN_SECONDS = 2.0
+MIN_DEADLINE_SECONDS = 1.0
+
+
+def egress_now(deps: HostedDeps) -> EgressSettings:
+    """The egress settings for a request that starts now: the deadline is the configured one (30 s) or what
+    the invocation has left less ANSWER_MARGIN_SECONDS, whichever is shorter (at least MIN_DEADLINE_SECONDS),
+    so the function answers `upstream_timeout` itself instead of being cut off mid-call."""
+    left = deps.time_left() if deps.time_left is not None else None
+    if left is None or left - ANSWER_MARGIN_SECONDS >= deps.egress.deadline_seconds:
+        return deps.egress
+    return replace(deps.egress, deadline_seconds=max(MIN_DEADLINE_SECONDS, left - ANSWER_MARGIN_SECONDS))
 
 
 def url_not_allowed(reason: str) -> RuleViolation:
@@ -99,11 +116,14 @@ def _audit(deps: HostedDeps, endpoint: HostedEndpoint, action: AuditAction, now:
 
 
 def fetch_tools(deps: HostedDeps, url: str, token: str | None) -> list[dict[str, Any]]:
+    egress = egress_now(deps)
     if deps.list_tools is not None:
-        return deps.list_tools(url, token, deps.egress)
+        return deps.list_tools(url, token, egress)
     from skillcore.egress import mcp_session
+    from skillcore.egress.client import EgressLimits
 
-    return mcp_session.list_tools(url, token, deps.egress, max_tools=MAX_TOOLS)
+    return mcp_session.list_tools(url, token, egress, max_tools=MAX_TOOLS,
+                                  limits=EgressLimits(deadline_seconds=egress.deadline_seconds))
 
 
 def register(deps: HostedDeps, user_id: str, *, name: str, display_name: str, url: str, token: str | None,
@@ -223,15 +243,23 @@ def refresh(deps: HostedDeps, user_id: str, endpoint_id: str, now: datetime) -> 
       (replacing an earlier pending one) and the status `drift_pending` (a disabled endpoint stays disabled);
       a refresh that sees the same pending list again writes only the audit event, so it does not move the
       version an owner is about to accept with.
-    A write that loses to a concurrent change of the endpoint is 409 `concurrent_update`."""
+    A write that loses to a concurrent change of the endpoint is 409 `concurrent_update`. A refresh that
+    fails (the URL refused, the server unreachable or failing, a list over the caps) changes nothing and is
+    audited as failed with the error's code."""
     from skillcore.egress.url_policy import check_url
 
     endpoint = get(deps, user_id, endpoint_id)
     secret = secret_of(deps, endpoint)
-    with egress_errors():
-        destination = check_url(secret.url, deps.egress.allowed_domains)
-        raw = fetch_tools(deps, destination.url, secret.token)  # resolves and checks every address first
-    seen = snapshot.take(raw, now)
+    try:
+        with egress_errors():
+            destination = check_url(secret.url, deps.egress.allowed_domains)
+            raw = fetch_tools(deps, destination.url, secret.token)  # resolves and checks every address first
+        seen = snapshot.take(raw, now)
+    except DomainError as error:
+        failed = replace(_event(deps, endpoint, AuditAction.HOSTED_ENDPOINT_REFRESH, now),
+                         decision=Decision.FAILED, reason=error.code)
+        audit_store.put_audit(deps.db, failed)
+        raise
     diff = snapshot.diff(endpoint.snapshot, seen)
     metadata = _metadata(endpoint, pending_fingerprint=seen.fingerprint if diff else None)
     same_pending = endpoint.pending is not None and endpoint.pending.snapshot.fingerprint == seen.fingerprint
