@@ -104,3 +104,46 @@ def test_outside_the_local_stack_a_key_id_is_required() -> None:
         secrets.keys_from_env({}, local=False, region="us-east-1")
     assert isinstance(secrets.keys_from_env({"SKILLS_LOCAL_DATA_DIR": "/tmp/x"}, local=True, region="r"),
                       secrets.LocalKeyFile)
+
+
+def test_unwrapped_data_keys_are_cached_bounded_in_count_and_age(tmp_path: Path) -> None:
+    inner = secrets.LocalKeyFile(tmp_path / secrets.LOCAL_KEY_FILE)
+    opened: list[bytes] = []
+
+    class Counting:
+        def generate_data_key(self, context: dict[str, str]) -> tuple[bytes, bytes]:
+            return inner.generate_data_key(context)
+
+        def decrypt_data_key(self, wrapped: bytes, context: dict[str, str]) -> bytes:
+            opened.append(wrapped)
+            return inner.decrypt_data_key(wrapped, context)
+
+    now = [0.0]
+    keys = secrets.CachedKeys(Counting(), max_entries=2, max_age_s=300, clock=lambda: now[0])
+    alice, bob = secrets.context_of("alice", "ep1"), secrets.context_of("bob", "ep1")
+    sealed = {name: secrets.seal(keys, EndpointSecret(url=f"https://{name}.test/", token=None), ctx)
+              for name, ctx in (("alice", alice), ("bob", bob))}
+    for _ in range(3):
+        assert secrets.open_sealed(keys, sealed["alice"], alice).url == "https://alice.test/"
+    assert len(opened) == 1  # one unwrap for three opens
+    # the cache keys on the context too: another context never gets alice's data key from it
+    with pytest.raises(Exception):  # noqa: B017  (cryptography's InvalidTag, from the inner unwrap)
+        secrets.open_sealed(keys, sealed["alice"], bob)
+    assert len(opened) == 2
+    now[0] = 299.0
+    secrets.open_sealed(keys, sealed["alice"], alice)
+    assert len(opened) == 2
+    now[0] = 301.0  # older than max_age_s: unwrapped again
+    secrets.open_sealed(keys, sealed["alice"], alice)
+    assert len(opened) == 3
+    # at most max_entries: bob's and a third one push alice's out
+    secrets.open_sealed(keys, sealed["bob"], bob)
+    carol = secrets.context_of("carol", "ep1")
+    secrets.open_sealed(keys, secrets.seal(keys, EndpointSecret(url="https://c.test/", token=None), carol), carol)
+    secrets.open_sealed(keys, sealed["alice"], alice)
+    assert len(opened) == 6
+
+
+def test_in_aws_the_kms_keys_are_behind_the_cache() -> None:
+    keys = secrets.keys_from_env({"SKILLS_HOSTED_KEY_ID": "key-1"}, local=False, region="us-east-1")
+    assert isinstance(keys, secrets.CachedKeys)

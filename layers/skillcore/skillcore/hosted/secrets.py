@@ -7,6 +7,8 @@ does not open.
 
 - `KmsKeys` (db/kms.py, boto3 stays in db/): GenerateDataKey / Decrypt with the template's key; only
   HostedFunction's role may use it.
+- `CachedKeys`: in AWS, around `KmsKeys`, keeps unwrapped data keys for 5 minutes (at most 256), so a warm
+  function opens an endpoint's secret without a KMS request on every call.
 - `LocalKeyFile`: the local stack's master key, 32 random bytes in a file under `SKILLS_LOCAL_DATA_DIR`
   (created 0600 on first use), wrapping data keys with AES-GCM.
 
@@ -18,6 +20,10 @@ from __future__ import annotations
 import base64
 import json
 import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -77,6 +83,44 @@ class LocalKeyFile:
         return AESGCM(self._master()).decrypt(wrapped[:12], wrapped[12:], _aad(context))
 
 
+class CachedKeys:
+    """A KeyPort whose unwrapped data keys are kept in memory for a while, as the AWS Encryption SDK's
+    caching materials manager does: in AWS every call of a hosted tool opens its endpoint's sealed secret,
+    and without this each one would be a KMS Decrypt (a network round trip and a billed request).
+
+    An entry is the plaintext data key under its wrapped form and its encryption context, so it opens only
+    what KMS itself would open with that pair. Bounded: at most `max_entries` (least recently used out
+    first) and `max_age_s` seconds; a key is wrapped anew for every seal, never cached."""
+
+    def __init__(self, inner: KeyPort, *, max_entries: int = 256, max_age_s: float = 300.0,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self._inner = inner
+        self._max_entries = max_entries
+        self._max_age_s = max_age_s
+        self._clock = clock
+        self._entries: OrderedDict[tuple[bytes, bytes], tuple[float, bytes]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def generate_data_key(self, context: dict[str, str]) -> tuple[bytes, bytes]:
+        return self._inner.generate_data_key(context)
+
+    def decrypt_data_key(self, wrapped: bytes, context: dict[str, str]) -> bytes:
+        key = (wrapped, _aad(context))
+        now = self._clock()
+        with self._lock:
+            found = self._entries.get(key)
+            if found is not None and now - found[0] < self._max_age_s:
+                self._entries.move_to_end(key)
+                return found[1]
+        data_key = self._inner.decrypt_data_key(wrapped, context)
+        with self._lock:
+            self._entries[key] = (now, data_key)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self._max_entries:
+                self._entries.popitem(last=False)
+        return data_key
+
+
 def context_of(user_id: str, endpoint_id: str) -> dict[str, str]:
     return {"userId": user_id, "endpointId": endpoint_id}
 
@@ -112,7 +156,7 @@ def keys_from_env(env: dict[str, str] | os._Environ[str], *, local: bool, region
     if key_id:
         from skillcore.db.kms import KmsKeys
 
-        return KmsKeys(key_id, region)
+        return CachedKeys(KmsKeys(key_id, region))
     if local:
         return LocalKeyFile(Path(env.get("SKILLS_LOCAL_DATA_DIR") or ".local") / LOCAL_KEY_FILE)
     raise ValueError("SKILLS_HOSTED_KEY_ID must name the KMS key of hosted endpoint secrets")
