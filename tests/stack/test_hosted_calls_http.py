@@ -181,6 +181,24 @@ def test_approval_required_then_approved_then_used_once(calls_stack: StackClient
     assert hosted.calls["echo"] == before + 1
 
 
+def test_one_approval_used_by_concurrent_calls_opens_exactly_one(calls_stack: StackClient,
+                                                                  hosted: HostedServer) -> None:
+    """Each call's claim uses the approval in one transaction: only the call whose transaction won sends
+    tools/call, the others send nothing and are asked for approval again."""
+    user = _user(calls_stack)
+    grant(user)
+    endpoint_id = register(user, hosted, approval={"echo": True})["endpointId"]
+    before = hosted.calls["echo"]
+    approval_id = call(user, endpoint_id, "echo", {"text": "once"}, call_id="one-0")[1]["error"]["details"]["approvalId"]
+    assert user.ok("POST", f"/rpc/approvals/{approval_id}", {"decision": "approve"})["status"] == "approved"
+    answers = together(6, lambda i: call(user, endpoint_id, "echo", {"text": "once"}, call_id=f"one-{i}",
+                                         approval_id=approval_id))
+    statuses = sorted(status for status, _ in answers)
+    assert statuses == [200, 409, 409, 409, 409, 409], answers
+    assert {body["error"]["code"] for status, body in answers if status == 409} == {"approval_required"}
+    assert hosted.calls["echo"] == before + 1
+
+
 def test_a_denied_approval_does_not_open_the_call(calls_stack: StackClient, hosted: HostedServer) -> None:
     user = _user(calls_stack)
     grant(user)
