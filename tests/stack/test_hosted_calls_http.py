@@ -181,16 +181,25 @@ def test_approval_required_then_approved_then_used_once(calls_stack: StackClient
     assert hosted.calls["echo"] == before + 1
 
 
+def _decided(user: Caller, hosted: HostedServer, arguments: dict[str, Any], call_id: str,
+             decision: str) -> tuple[str, str]:
+    """A granted user's endpoint whose echo needs approval, and the approval its call asked for, decided:
+    (endpoint id, approval id)."""
+    grant(user)
+    endpoint_id = register(user, hosted, approval={"echo": True})["endpointId"]
+    approval_id = call(user, endpoint_id, "echo", arguments, call_id=call_id)[1]["error"]["details"]["approvalId"]
+    status = {"approve": "approved", "deny": "denied"}[decision]
+    assert user.ok("POST", f"/rpc/approvals/{approval_id}", {"decision": decision})["status"] == status
+    return endpoint_id, approval_id
+
+
 def test_one_approval_used_by_concurrent_calls_opens_exactly_one(calls_stack: StackClient,
                                                                   hosted: HostedServer) -> None:
     """Each call's claim uses the approval in one transaction: only the call whose transaction won sends
     tools/call, the others send nothing and are asked for approval again."""
     user = _user(calls_stack)
-    grant(user)
-    endpoint_id = register(user, hosted, approval={"echo": True})["endpointId"]
     before = hosted.calls["echo"]
-    approval_id = call(user, endpoint_id, "echo", {"text": "once"}, call_id="one-0")[1]["error"]["details"]["approvalId"]
-    assert user.ok("POST", f"/rpc/approvals/{approval_id}", {"decision": "approve"})["status"] == "approved"
+    endpoint_id, approval_id = _decided(user, hosted, {"text": "once"}, "one-0", "approve")
     answers = together(6, lambda i: call(user, endpoint_id, "echo", {"text": "once"}, call_id=f"one-{i}",
                                          approval_id=approval_id))
     statuses = sorted(status for status, _ in answers)
@@ -201,11 +210,8 @@ def test_one_approval_used_by_concurrent_calls_opens_exactly_one(calls_stack: St
 
 def test_a_denied_approval_does_not_open_the_call(calls_stack: StackClient, hosted: HostedServer) -> None:
     user = _user(calls_stack)
-    grant(user)
-    endpoint_id = register(user, hosted, approval={"echo": True})["endpointId"]
     before = hosted.calls["echo"]
-    approval_id = call(user, endpoint_id, "echo", {"text": "no"}, call_id="dn-1")[1]["error"]["details"]["approvalId"]
-    assert user.ok("POST", f"/rpc/approvals/{approval_id}", {"decision": "deny"})["status"] == "denied"
+    endpoint_id, approval_id = _decided(user, hosted, {"text": "no"}, "dn-1", "deny")
     denied = call(user, endpoint_id, "echo", {"text": "no"}, call_id="dn-1", approval_id=approval_id)
     assert code(denied) == (409, "approval_required")
     assert hosted.calls["echo"] == before
