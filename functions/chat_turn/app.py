@@ -32,8 +32,8 @@ from skillcore.skills.builtin import SKILLS
 
 settings = Settings.from_env()
 db = make_db(settings)
-model = make_model(settings, tool_planner=plan_offline)
-budget = InvocationBudget()  # a hosted tool's call ends before the turn's invocation does  # offline: a hosted tool only when `/hosted` names it
+model = make_model(settings, tool_planner=plan_offline)  # offline: a hosted tool only when `/hosted` names it
+budget = InvocationBudget()  # a hosted tool's call ends before the turn's invocation does
 
 
 @cache

@@ -70,7 +70,8 @@ def ssl_context(extra_ca_bundle: str | None) -> ssl.SSLContext:
 @asynccontextmanager
 async def open_client(url: object, settings: EgressSettings, *, resolver: Resolver | None = None,
                       limits: EgressLimits | None = None) -> AsyncIterator[httpx2.AsyncClient]:
-    limits = limits or EgressLimits()
+    # the deadline is the settings' (a proxied call's, cut to the invocation by hosted/service.egress_now)
+    limits = limits or EgressLimits(deadline_seconds=settings.deadline_seconds)
     deadline = Deadline(limits.deadline_seconds)
     target = await check_destination(url, settings, resolver=resolver, deadline=deadline)
     transport = EgressTransport(target.destination, target.addresses, ssl_context=ssl_context(settings.local_ca_bundle),

@@ -26,9 +26,9 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    once; without one, or with one that is not usable, 409 `approval_required` with `details.approvalId`
    (approvals.service.ask: the same pending approval for the same clientCallId and arguments);
 6. then the URL is checked again with its addresses (egress, 422 `url_not_allowed`) and the call forwarded
-   with the official MCP client over the egress transport: 30 s deadline (or what the invocation has left, less
-   2 s: service.egress_now), 1 MiB answer cap, redirects never
-   followed (504 `upstream_timeout`, 502 `upstream_error` with `details.reason`).
+   with the official MCP client over the egress transport: 30 s deadline (or what the invocation has left,
+   less 2 s: service.egress_now), 1 MiB answer cap, redirects never followed (504 `upstream_timeout`, 502
+   `upstream_error` with `details.reason`).
 
 Idempotent by clientCallId: the call record (db/hosted_calls.py) is claimed with a conditional write before
 anything is sent, so of two identical calls one reaches the server; the other waits for the record to be
@@ -247,10 +247,8 @@ def _forward(deps: service.HostedDeps, endpoint: HostedEndpoint, tool_name: str,
     call_tool = deps.call_tool
     if call_tool is None:
         from skillcore.egress import mcp_session
-        from skillcore.egress.client import EgressLimits
 
-        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments,
-                                     limits=EgressLimits(deadline_seconds=egress.deadline_seconds))
+        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments)
     return call_tool(secret.url, secret.token, egress, tool_name, arguments)
 
 

@@ -120,10 +120,8 @@ def fetch_tools(deps: HostedDeps, url: str, token: str | None) -> list[dict[str,
     if deps.list_tools is not None:
         return deps.list_tools(url, token, egress)
     from skillcore.egress import mcp_session
-    from skillcore.egress.client import EgressLimits
 
-    return mcp_session.list_tools(url, token, egress, max_tools=MAX_TOOLS,
-                                  limits=EgressLimits(deadline_seconds=egress.deadline_seconds))
+    return mcp_session.list_tools(url, token, egress, max_tools=MAX_TOOLS)
 
 
 def register(deps: HostedDeps, user_id: str, *, name: str, display_name: str, url: str, token: str | None,
