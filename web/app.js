@@ -1,7 +1,7 @@
 // The Skills page shell: sign-in, the profile and agents every section shares, the navigation bar,
 // the language switch, and the section shown (loaded on first use). Sections live in sections/.
 import { render } from "preact";
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, get, listAll, put } from "./lib/api.js";
 import { claims, completeSignIn, loadConfig, signIn, signOut, token } from "./lib/auth.js";
 import { html } from "./lib/html.js";
@@ -43,14 +43,17 @@ function parseRoute() {
   const raw = location.hash.replace(/^#\/?/, "");
   const [id, query] = raw.split("?");
   const known = SECTIONS.some((section) => section.id === id);
-  return { id: known ? id : SECTIONS[0].id, params: new URLSearchParams(query || "") };
+  return { id: known ? id : SECTIONS[0].id, params: new URLSearchParams(query || ""), hash: location.hash };
 }
 
+// Listeners are attached in a layout effect, right after the first render, and read the state once more: a plain
+// effect waits for the next frame, and a click on the navigation in between would change the hash unheard.
 function useRoute() {
   const [route, setRoute] = useState(parseRoute);
-  useEffect(() => {
-    const changed = () => setRoute(parseRoute());
+  useLayoutEffect(() => {
+    const changed = () => setRoute((old) => (old.hash === location.hash ? old : parseRoute()));
     addEventListener("hashchange", changed);
+    changed();
     return () => removeEventListener("hashchange", changed);
   }, []);
   return route;
@@ -58,7 +61,10 @@ function useRoute() {
 
 function useLanguage() {
   const [current, setCurrent] = useState(lang());
-  useEffect(() => onLangChange(setCurrent), []);
+  useLayoutEffect(() => {
+    setCurrent(lang());
+    return onLangChange(setCurrent);
+  }, []);
   return current;
 }
 
@@ -105,7 +111,7 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
   const firstRender = useRef(true);
   const who = claims();
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     // Moving between sections moves the focus to the new content (keyboard and screen reader users).
     if (firstRender.current) {
       firstRender.current = false;

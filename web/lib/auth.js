@@ -57,7 +57,16 @@ async function challengeOf(verifier) {
   return base64url(new Uint8Array(digest));
 }
 
-export async function signIn(notice) {
+// Once per page: sections load in parallel, so one ended session answers several requests with 401 at once, and
+// a second navigation would abort the first (and, with Cognito, replace its PKCE state mid-flight).
+let leaving = null;
+
+export function signIn(notice) {
+  if (!leaving) leaving = leave(notice);
+  return leaving;
+}
+
+async function leave(notice) {
   if (notice) sessionStorage.setItem(NOTICE_KEY, notice);
   sessionStorage.removeItem(TOKEN_KEY);
   if (!config) await loadConfig();

@@ -31,6 +31,20 @@ register({
   },
 });
 
+// Moves the focus to `target` (an element id, or a ref) once the render that the caller's state change scheduled
+// has run. Preact renders in a microtask queued by that change, so a microtask queued after it runs after the
+// render, within the same event: the focus is where it belongs before the person's next key. (A timer can fire
+// after that key on a busy machine and take the typing with it into the field it focuses.) A target not there
+// yet, or disabled while its action is busy, is tried again at each frame for about a second.
+export function focusAfterRender(target, frames = 60) {
+  const attempt = (left) => {
+    const element = typeof target === "string" ? document.getElementById(target) : target && target.current;
+    if (element && !element.disabled) element.focus();
+    else if (left > 0) requestAnimationFrame(() => attempt(left - 1));
+  };
+  queueMicrotask(() => queueMicrotask(() => attempt(frames)));
+}
+
 // useLoad(fn, deps) -> {status: "loading"|"ready"|"error", data, error, reload, setData}
 export function useLoad(load, deps) {
   const [state, setState] = useState({ status: "loading", data: null, error: null });

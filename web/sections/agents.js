@@ -6,7 +6,7 @@
 // (another tab, an API client) shows none.
 //
 // The picked agent lives in the address (#/agents?agent=ID), so it survives a reload and the back button.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, get, post } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
@@ -180,7 +180,7 @@ function CreateAgent({ onCreated }) {
   const errors = fieldErrors(action.error, { name: NAME_MAX, persona: PERSONA_MAX });
   const hasFieldErrors = Object.keys(errors).length > 0;
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     // A refused form puts the focus on the first field the server named.
     if (errors.name) nameInput.current && nameInput.current.focus();
     else if (errors.persona) personaInput.current && personaInput.current.focus();

@@ -2,11 +2,11 @@
 // (only the changed fields are sent), pause and resume, delete (with an in-page confirm step), and each
 // job's runs. Every run goes through the memory-extraction skill: without its memory:write grant the runs
 // are skipped, which the default job says, with the grant's switch right next to it.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, listAll, patch, post } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
-import { Empty, ErrorBox, formatTime, Loaded, Switch, useAction, useLoad } from "../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, Switch, useAction, useLoad } from "../lib/ui.js";
 
 const RUNNER_SKILL = "memory-extraction";
 const RUNNER_PERMISSION = "memory:write";
@@ -226,7 +226,7 @@ function JobForm({ job, ctx, knownTools, onDone, onCancel }) {
   const prefix = editing ? `edit-${job.jobId}` : "new-job";
   const heading = useRef(null);
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     heading.current && heading.current.focus();
   }, []);
 
@@ -413,7 +413,7 @@ function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAccessCha
   // Said only once the grants are known, so the warning never flashes while they load.
   const skips = access.loaded && (!access.enabled || lacksGrant(job, access.grants, ctx.agents));
 
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (confirming && confirmYes.current) confirmYes.current.focus();
   }, [confirming]);
 
@@ -427,7 +427,7 @@ function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAccessCha
   const keepIt = () => {
     setConfirming(false);
     // Back to the button that opened the question, for keyboard users.
-    setTimeout(() => deleteButton.current && deleteButton.current.focus(), 0);
+    focusAfterRender(deleteButton);
   };
 
   if (editing) {

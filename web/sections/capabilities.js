@@ -4,11 +4,11 @@
 // runs its defences on every save and answers with JSON Pointer paths (`details.errors[].path`); each error
 // is shown at the field it points to. Bindings carry a JSON Schema (a draft-07 subset) edited as JSON, with
 // the refused keywords listed at their path. An active capability is read-only until deactivated.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, get, listAll, post, put } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
-import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad } from "../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, useAction, useLoad } from "../lib/ui.js";
 
 const MAX_CAPABILITIES = 50;
 const MAX_BINDINGS = 20;
@@ -436,12 +436,6 @@ function remapDeclared(errors, body) {
 
 const sameForm = (a, b) => JSON.stringify(bodyOf(a)) === JSON.stringify(bodyOf(b)) && a.name === b.name;
 
-function focusLater(id) {
-  setTimeout(() => {
-    const element = document.getElementById(id);
-    if (element) element.focus();
-  }, 0);
-}
 
 // -- the editor -------------------------------------------------------------------------------------
 
@@ -553,11 +547,11 @@ function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty, onRel
   const setTrigger = (i, value) => set("whenToUse")(form.whenToUse.map((w, j) => (j === i ? value : w)));
   const addTrigger = () => {
     set("whenToUse")([...form.whenToUse, ""]);
-    focusLater(`cap-trigger-${form.whenToUse.length}`);
+    focusAfterRender(`cap-trigger-${form.whenToUse.length}`);
   };
   const removeTrigger = (i) => {
     set("whenToUse")(form.whenToUse.filter((_, j) => j !== i));
-    focusLater(`cap-trigger-${Math.max(0, i - 1)}`);
+    focusAfterRender(`cap-trigger-${Math.max(0, i - 1)}`);
   };
   const setStep = (i, step) => set("steps")(form.steps.map((s, j) => (j === i ? { ...step, key: s.key } : s)));
   const moveStep = (i, delta) => {
@@ -568,18 +562,18 @@ function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty, onRel
     set("steps")(steps);
     // The focus follows the step it moved, onto the same button (or the other one at an end).
     const edge = (delta < 0 && j === 0) || (delta > 0 && j === steps.length - 1);
-    focusLater(`cap-step-${j}-${(delta < 0) !== edge ? "up" : "down"}`);
+    focusAfterRender(`cap-step-${j}-${(delta < 0) !== edge ? "up" : "down"}`);
   };
   const removeStep = (i) => {
     set("steps")(form.steps.filter((_, j) => j !== i));
-    focusLater("cap-add-step");
+    focusAfterRender("cap-add-step");
   };
   const addStep = () => {
     set("steps")([
       ...form.steps,
       withKey({ kind: "platformCapability", capabilityId: (skills[0] && skills[0].skillId) || "", instruction: "" }),
     ]);
-    focusLater(`cap-step-${form.steps.length}-kind`);
+    focusAfterRender(`cap-step-${form.steps.length}-kind`);
   };
 
   const submit = (event) => {
@@ -725,7 +719,7 @@ function BindingForm({ capability, binding, onDone, onCancel }) {
       : [];
   const schemaInvalid = Boolean(jsonError) || schemaErrors.length > 0 || Boolean(errors.inputSchema);
 
-  useEffect(() => focusLater(editing ? `${prefix}-host` : `${prefix}-name`), []);
+  useLayoutEffect(() => focusAfterRender(editing ? `${prefix}-host` : `${prefix}-name`), []);
 
   const submit = (event) => {
     event.preventDefault();
@@ -806,7 +800,7 @@ function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved 
   const [confirming, setConfirming] = useState(false);
   const action = useAction();
   const yes = useRef(null);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (confirming && yes.current) yes.current.focus();
   }, [confirming]);
   const remove = async () => {
@@ -820,7 +814,7 @@ function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved 
     // Answered either way: the question closes, and the focus goes back to the button (or the list).
     setConfirming(false);
     if (done) await onRemoved(binding);
-    else focusLater(removeId);
+    else focusAfterRender(removeId);
   };
   const inUse = action.error && action.error.code === "binding_in_use";
   const removeId = `binding-${binding.name}-remove`;
@@ -840,11 +834,11 @@ function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved 
     </div>
     ${confirming &&
     html`<div class="confirm" role="alertdialog" aria-labelledby=${`${removeId}-q`}
-      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusLater(removeId))}>
+      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusAfterRender(removeId))}>
       <p id=${`${removeId}-q`}>${t("caps.confirmRemoveBinding", { name: binding.name })}</p>
       <div class="row">
         <button type="button" class="danger" ref=${yes} disabled=${action.busy} onClick=${remove}>${t("caps.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusLater(removeId))}>${t("caps.confirmDeleteNo")}</button>
+        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusAfterRender(removeId))}>${t("caps.confirmDeleteNo")}</button>
       </div>
     </div>`}
     ${inUse &&
@@ -952,8 +946,8 @@ function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, o
   const active = capability && capability.status === "active";
   const path = capability && `/user-capabilities/${encodeURIComponent(capability.userCapabilityId)}`;
 
-  useEffect(() => heading.current && heading.current.focus(), [capability && capability.userCapabilityId]);
-  useEffect(() => {
+  useLayoutEffect(() => heading.current && heading.current.focus(), [capability && capability.userCapabilityId]);
+  useLayoutEffect(() => {
     if (confirming && yes.current) yes.current.focus();
   }, [confirming]);
 
@@ -968,7 +962,7 @@ function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, o
       const updated = await post(`${path}/${verb}`, { expectedVersion: capability.version });
       onChange(updated);
       setNotice(t(verb === "activate" ? "caps.activated" : "caps.deactivated", { name: updated.displayName }));
-      focusLater(verb === "activate" ? "cap-deactivate" : "cap-activate");
+      focusAfterRender(verb === "activate" ? "cap-deactivate" : "cap-activate");
     });
   const remove = () =>
     action.run(async () => {
@@ -1008,11 +1002,11 @@ function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, o
     </div>`}
     ${confirming &&
     html`<div class="confirm" role="alertdialog" aria-labelledby="cap-delete-q"
-      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusLater("cap-delete"))}>
+      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusAfterRender("cap-delete"))}>
       <p id="cap-delete-q">${t("caps.confirmDelete", { name: capability.displayName })}</p>
       <div class="row">
         <button type="button" class="danger" ref=${yes} disabled=${action.busy} onClick=${remove}>${t("caps.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusLater("cap-delete"))}>
+        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusAfterRender("cap-delete"))}>
           ${t("caps.confirmDeleteNo")}
         </button>
       </div>
@@ -1120,7 +1114,7 @@ function DraftFlow({ skills, onConfirmed, onClose }) {
   const [info, setInfo] = useState("");
   const action = useAction();
   const heading = useRef(null);
-  useEffect(() => heading.current && heading.current.focus(), []);
+  useLayoutEffect(() => heading.current && heading.current.focus(), []);
 
   const errors = fieldErrors(action.error);
   const schemaErrors = action.error && action.error.code === "schema_not_allowed" ? action.error.details.errors : [];
@@ -1130,7 +1124,7 @@ function DraftFlow({ skills, onConfirmed, onClose }) {
   const took = (next) => {
     setDraft(next);
     setAnswers({});
-    focusLater(next.gaps.length > 0 ? "gap-0-answer" : "draft-confirm");
+    focusAfterRender(next.gaps.length > 0 ? "gap-0-answer" : "draft-confirm");
   };
   const start = (event) => {
     event.preventDefault();
@@ -1308,7 +1302,7 @@ export default function Capabilities() {
     }));
     setOpenId(null);
     setNotice(t("caps.deleted", { name: capability.displayName }));
-    focusLater("caps-title");
+    focusAfterRender("caps-title");
   };
 
   return html`<section aria-labelledby="caps-title">

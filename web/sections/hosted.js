@@ -5,11 +5,11 @@
 // finds a changed tool list shows the diff and waits for the owner to accept it. A try-it form is built from a
 // tool's snapshot inputSchema; a call that needs consent links to its pending approval, which is decided here.
 // `#/hosted?approval=<approvalId>` brings that approval into view and focuses it.
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, get, listAll, patch, post } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
-import { browserZone, Empty, ErrorBox, formatTime, Loaded, newClientId, Switch, useAction, useLoad } from "../lib/ui.js";
+import { browserZone, Empty, ErrorBox, focusAfterRender, formatTime, Loaded, newClientId, Switch, useAction, useLoad } from "../lib/ui.js";
 
 const MAX_ENDPOINTS = 10;
 
@@ -316,12 +316,6 @@ function domId(...parts) {
   return parts.join("-").replace(/[^A-Za-z0-9_-]/g, "_");
 }
 
-function focusLater(id) {
-  setTimeout(() => {
-    const element = document.getElementById(id);
-    if (element) element.focus();
-  }, 0);
-}
 
 function reasonText(reason) {
   const key = `hosted.reason.${reason}`;
@@ -391,7 +385,7 @@ function RegisterForm({ count, onRegistered }) {
   useEffect(() => {
     // A refusal moves the focus to the first field it names, where its reason is read.
     const first = ["name", "displayName", "url", "authToken"].find((k) => errors[k]);
-    if (first) focusLater(`hosted-${first}`);
+    if (first) focusAfterRender(`hosted-${first}`);
   }, [action.error]);
 
   const field = (key, input) => html`${input}
@@ -571,7 +565,7 @@ function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
   const [approvalId, setApprovalId] = useState(null);
   const action = useAction();
   const heading = useRef(null);
-  useEffect(() => heading.current && heading.current.focus(), []);
+  useLayoutEffect(() => heading.current && heading.current.focus(), []);
 
   const serverErrors = {};
   if (action.error && action.error.code === "validation_error" && Array.isArray(action.error.details.errors)) {
@@ -590,7 +584,7 @@ function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
     setLocalErrors(built.errors || {});
     if (built.errors) {
       const first = Object.keys(built.errors)[0];
-      focusLater(first ? `${prefix}-arg-${domId(first)}` : `${prefix}-raw`);
+      focusAfterRender(first ? `${prefix}-arg-${domId(first)}` : `${prefix}-raw`);
       return;
     }
     setResult(null);
@@ -711,7 +705,7 @@ function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked })
   const yes = useRef(null);
   const cardId = domId("endpoint", endpoint.endpointId);
   const path = endpointPath(endpoint);
-  useEffect(() => {
+  useLayoutEffect(() => {
     if (confirming && yes.current) yes.current.focus();
   }, [confirming]);
 
@@ -741,7 +735,7 @@ function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked })
       setNotice(t("hosted.toolSaved", { tool: tool.name }));
     }).finally(() => {
       setBusyTool(null);
-      focusLater(`${domId("tool", endpoint.endpointId, tool.name)}-${which === "enabled" ? "enabled" : "approval"}`);
+      focusAfterRender(`${domId("tool", endpoint.endpointId, tool.name)}-${which === "enabled" ? "enabled" : "approval"}`);
     });
   };
 
@@ -750,7 +744,7 @@ function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked })
       const updated = await patch(path, { expectedVersion: endpoint.version, status });
       onReplace(updated);
       setNotice(t(status === "active" ? "hosted.enabledNow" : "hosted.disabledNow", { name: updated.displayName }));
-      focusLater(`${cardId}-${status === "active" ? "disable" : "enable"}`);
+      focusAfterRender(`${cardId}-${status === "active" ? "disable" : "enable"}`);
     });
 
   const refresh = () => {
@@ -809,11 +803,11 @@ function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked })
     </div>
     ${confirming &&
     html`<div class="confirm" role="alertdialog" aria-modal="false" aria-labelledby=${`${cardId}-delete-q`}
-      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusLater(`${cardId}-delete`))}>
+      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusAfterRender(`${cardId}-delete`))}>
       <p id=${`${cardId}-delete-q`}>${t("hosted.confirmDelete", { name: endpoint.displayName })}</p>
       <div class="row">
         <button type="button" class="danger" ref=${yes} disabled=${action.busy} onClick=${remove}>${t("hosted.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusLater(`${cardId}-delete`))}>${t("hosted.confirmDeleteNo")}</button>
+        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusAfterRender(`${cardId}-delete`))}>${t("hosted.confirmDeleteNo")}</button>
       </div>
     </div>`}
     <p class="hint" role="status" aria-live="polite" data-testid="endpoint-notice">${notice}</p>
@@ -852,7 +846,7 @@ function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked })
       onClose=${() => {
         const id = `${domId("tool", endpoint.endpointId, openTool.name)}-try`;
         setTrying(null);
-        focusLater(id);
+        focusAfterRender(id);
       }} />`}
   </article>`;
 }
@@ -921,7 +915,7 @@ function Approvals({ state, endpoints, zone, target, onCount }) {
   const decided = (approval, message) => {
     setNotice(message);
     state.setData((old) => (old || []).filter((a) => a.approvalId !== approval.approvalId));
-    focusLater("hosted-approvals-title");
+    focusAfterRender("hosted-approvals-title");
   };
   const gone = () => {
     // The item stays until the reload answers, so its explanation is read first.
@@ -975,7 +969,7 @@ export default function Hosted({ ctx, route }) {
   const deleted = (endpoint) => {
     endpoints.setData((old) => (old || []).filter((e) => e.endpointId !== endpoint.endpointId));
     setNotice(t("hosted.deleted", { name: endpoint.displayName }));
-    focusLater("hosted-list-title");
+    focusAfterRender("hosted-list-title");
   };
   const setCount = (n) => ctx.setNavCount && ctx.setNavCount("hosted", n);
 

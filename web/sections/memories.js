@@ -1,7 +1,7 @@
 // Memories (记忆): one agent's memories, active or forgotten; add one; forget one (after a confirm step
 // in the page, keyboard-operable, instead of window.confirm, which screen readers and tests handle badly).
 // A forgotten memory is never recalled or injected again; it stays listed under "forgotten".
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { ApiError, del, listAll, post } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
@@ -149,7 +149,7 @@ function MemoryItem({ memory, zone, onForgotten }) {
   const confirmButton = useRef(null);
   const forgetButton = useRef(null);
   const wasConfirming = useRef(false);
-  useEffect(() => {
+  useLayoutEffect(() => {
     // Opening the confirm step puts the focus on it; closing it gives the focus back to "forget".
     if (confirming) confirmButton.current && confirmButton.current.focus();
     else if (wasConfirming.current) forgetButton.current && forgetButton.current.focus();

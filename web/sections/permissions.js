@@ -3,7 +3,7 @@
 // chosen above the list; each switch grants or revokes in that scope and shows what the server answered.
 // `#/permissions?skill=<id>&permission=<code>[&agent=<agentId>]` scrolls to that switch, focuses it and
 // highlights it (the reminders section links here when its permission is missing).
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { listAll, patch } from "../lib/api.js";
 import { html } from "../lib/html.js";
 import { register, t } from "../lib/i18n.js";
@@ -223,8 +223,12 @@ export default function Permissions({ ctx, route }) {
   const state = useLoad(loadAll, []);
   const focused = useRef("");
 
-  useEffect(() => {
-    // A later link naming an agent (or none) chooses its scope.
+  // A later link naming an agent (or none) chooses its scope. Not on the first render: the state starts there,
+  // and a choice the person made before an effect ran must not be undone by it.
+  const linked = useRef(wantedAgent);
+  useLayoutEffect(() => {
+    if (linked.current === wantedAgent) return;
+    linked.current = wantedAgent;
     setAgentId(linkedScope);
   }, [wantedAgent]);
 

@@ -25,6 +25,15 @@ from tests.stack.conftest import StackClient
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "page"
 TIMEOUT_MS = 10_000
 
+# Every timer in the page fires no sooner than 300 ms, as on a loaded machine (and Preact's effects, which wait
+# for a timer after the frame). A focus move, a listener or a reset that waits for a timer or an effect loses the
+# race with the next input there: the typing lands in the field focused late, a click on the navigation goes
+# unheard. The page must not depend on winning it, so every browser test runs with late timers.
+LATE_TIMERS = """
+const onTime = window.setTimeout;
+window.setTimeout = (callback, delay, ...args) => onTime(callback, Math.max(Number(delay) || 0, 300), ...args);
+"""
+
 
 def chromium_path() -> str:
     path = os.environ.get("SKILLS_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -59,6 +68,7 @@ def context(browser: Browser, stack: StackClient) -> Iterator[BrowserContext]:
     context = browser.new_context(
         base_url=stack.url, timezone_id="Asia/Shanghai", locale="zh-CN", viewport={"width": 1280, "height": 900}
     )
+    context.add_init_script(LATE_TIMERS)
     context.set_default_timeout(TIMEOUT_MS)
     expect.set_options(timeout=TIMEOUT_MS)
     try:
