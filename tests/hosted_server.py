@@ -96,11 +96,13 @@ def build_behaviours_app() -> Any:
 
 
 class CallCounter:
-    """ASGI middleware: counts tools/call requests by tool name, and answers the HTTP-level behaviours."""
+    """ASGI middleware: counts tools/call requests by tool name and every JSON-RPC message by method, and answers
+    the HTTP-level behaviours."""
 
     def __init__(self, app: Any) -> None:
         self.app = app
         self.calls: Counter[str] = Counter()
+        self.methods: Counter[str] = Counter()
         self.lock = threading.Lock()
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
@@ -117,6 +119,9 @@ class CallCounter:
         except ValueError:
             request = None
         name = None
+        if isinstance(request, dict) and isinstance(request.get("method"), str):
+            with self.lock:
+                self.methods[request["method"]] += 1
         if isinstance(request, dict) and request.get("method") == "tools/call":
             name = str((request.get("params") or {}).get("name"))
             with self.lock:
@@ -211,6 +216,12 @@ class HostedServer:
         """tools/call requests received so far, by tool name."""
         with self.app.lock:
             return Counter(self.app.calls)
+
+    @property
+    def methods(self) -> Counter[str]:
+        """JSON-RPC messages received so far (requests and notifications), by method."""
+        with self.app.lock:
+            return Counter(self.app.methods)
 
     def url(self, path: str = "/mcp") -> str:
         return f"https://{NAME}{path}"

@@ -125,6 +125,19 @@ def test_a_call_is_forwarded_and_its_replay_calls_nothing(calls_stack: StackClie
     assert '"a"' not in text and '"b"' not in text and '"42"' not in text and TOKEN not in text and "/mcp" not in text
 
 
+def test_a_call_sends_the_pinned_tools_call_and_never_lists_the_live_tools(calls_stack: StackClient,
+                                                                          hosted: HostedServer) -> None:
+    """A proxied call is initialize, its notification and tools/call: no tools/list, whose live answer (the SDK's
+    Client.call_tool would fetch it to check the output) is what a rug pull controls and the snapshot never saw."""
+    user = _user(calls_stack)
+    grant(user)
+    endpoint = register(user, hosted)
+    before = hosted.methods
+    status, body = call(user, endpoint["endpointId"], "add", {"a": 5, "b": 6})
+    assert status == 200 and body["content"] == "11" and body["structuredContent"] == {"result": 11}, body
+    assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1, "tools/call": 1}
+
+
 def test_refusals_in_the_contract_order(calls_stack: StackClient, hosted: HostedServer) -> None:
     user = _user(calls_stack)
     endpoint = register(user, hosted)

@@ -66,13 +66,19 @@ async def _list_tools(url: str, token: str | None, settings: EgressSettings, lim
 
 async def _call_tool(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits | None,
                      name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    from mcp import Client
+    """tools/call alone, through the session's `send_request`, not `Client.call_tool`. The SDK's call_tool, on a
+    fresh session, first lists the endpoint's tools again (a round trip per call) and checks the answer against
+    the output schema of that live list: a list the snapshot never saw, whose `pattern` could stall the check
+    (the snapshot refuses patterns for that reason, hosted/snapshot.py) and which a rug pull controls. The
+    answer is data to the proxy either way, bounded by the transport and by calls.answer_of."""
+    from mcp import Client, types
     from mcp.client.streamable_http import streamable_http_client
 
     async with open_client(url, settings, limits=limits) as http:
         http.headers.update(_headers(token))
         async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-            result = await client.call_tool(name, arguments)
+            request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+            result = await client.session.send_request(request, types.CallToolResult)
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
