@@ -7,7 +7,7 @@ load drifts over all three alike:
 - egress: `egress.mcp_session.call_tool` alone (the same client over the checked, pinned transport), no
   DynamoDB, no key;
 - direct: the official MCP client (`mcp.Client` over `streamable_http_client`, a fresh connection, initialize
-  and tools/call, as the proxy does for each call), straight to the server's address;
+  and tools/call, the same messages as the proxy sends for each call), straight to the server's address;
 - service: `hosted/calls.py`'s `call()` in process, against DynamoDB Local: the grant/endpoint/record read, the
   claim, the key file's unwrap, the schema check, the egress checks (URL, resolution, address, pinned TLS
   transport) and the completion with its audit;
@@ -44,13 +44,16 @@ ADDED_P50_TARGET_MS = 10.0
 def _direct_call(url: str, context: ssl.SSLContext) -> Any:
     import anyio
     import httpx2
-    from mcp import Client
+    from mcp import Client, types
     from mcp.client.streamable_http import streamable_http_client
 
+    # The same three messages as the proxy's (egress/mcp_session.py): initialize, its notification, tools/call.
+    # Client.call_tool would list the tools first on a fresh session, a round trip the proxy does not make.
     async def flow() -> Any:
         async with httpx2.AsyncClient(verify=context, timeout=30, trust_env=False) as http, \
                 Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-            return await client.call_tool("add", {"a": 1, "b": 2})
+            request = types.CallToolRequest(params=types.CallToolRequestParams(name="add", arguments={"a": 1, "b": 2}))
+            return await client.session.send_request(request, types.CallToolResult)
 
     return anyio.run(flow)
 
