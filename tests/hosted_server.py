@@ -33,7 +33,7 @@ def build_app() -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = MCPServer("hosted-test")
+    server = MCPServer("hosted-test", log_level="WARNING")  # its INFO lines (a session per call) are noise
     BUILT.append(server)
 
     @server.tool()
@@ -60,7 +60,7 @@ def build_behaviours_app() -> Any:
     from mcp.server.mcpserver import MCPServer
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = MCPServer("hosted-behaviours")
+    server = MCPServer("hosted-behaviours", log_level="WARNING")
 
     @server.tool()
     async def slow(text: str) -> str:
