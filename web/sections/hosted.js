@@ -382,7 +382,7 @@ function RegisterForm({ count, onRegistered }) {
       onRegistered(created);
     });
   };
-  useEffect(() => {
+  useLayoutEffect(() => {
     // A refusal moves the focus to the first field it names, where its reason is read.
     const first = ["name", "displayName", "url", "authToken"].find((k) => errors[k]);
     if (first) focusAfterRender(`hosted-${first}`);
