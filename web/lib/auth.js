@@ -62,7 +62,12 @@ async function challengeOf(verifier) {
 let leaving = null;
 
 export function signIn(notice) {
-  if (!leaving) leaving = leave(notice);
+  if (!leaving) {
+    leaving = leave(notice).catch((error) => {
+      leaving = null; // no navigation started (the config did not load): a later call may try again
+      throw error;
+    });
+  }
   return leaving;
 }
 
