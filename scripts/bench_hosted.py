@@ -44,16 +44,17 @@ ADDED_P50_TARGET_MS = 10.0
 def _direct_call(url: str, context: ssl.SSLContext) -> Any:
     import anyio
     import httpx2
-    from mcp import Client, types
+    from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    # The same three messages as the proxy's (egress/mcp_session.py): initialize, its notification, tools/call.
-    # Client.call_tool would list the tools first on a fresh session, a round trip the proxy does not make.
+    from skillcore.egress.mcp_session import send_tools_call
+
+    # The same three messages as the proxy's: initialize, its notification, tools/call (Client.call_tool would
+    # list the tools first on a fresh session, a round trip the proxy does not make).
     async def flow() -> Any:
         async with httpx2.AsyncClient(verify=context, timeout=30, trust_env=False) as http, \
                 Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-            request = types.CallToolRequest(params=types.CallToolRequestParams(name="add", arguments={"a": 1, "b": 2}))
-            return await client.session.send_request(request, types.CallToolResult)
+            return await send_tools_call(client, "add", {"a": 1, "b": 2})
 
     return anyio.run(flow)
 

@@ -64,21 +64,27 @@ async def _list_tools(url: str, token: str | None, settings: EgressSettings, lim
     return tools
 
 
+async def send_tools_call(client: Any, name: str, arguments: dict[str, Any]) -> Any:
+    """tools/call alone on an open `mcp.Client`, through its session's `send_request`, not `Client.call_tool`. The
+    SDK's call_tool, on a fresh session, first lists the endpoint's tools again (a round trip per call) and checks
+    the answer against the output schema of that live list: a list the snapshot never saw, whose `pattern` could
+    stall the check (the snapshot refuses patterns for that reason, hosted/snapshot.py) and which a rug pull
+    controls. The answer is data to the proxy either way, bounded by the transport and by calls.answer_of."""
+    from mcp import types
+
+    request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
+    return await client.session.send_request(request, types.CallToolResult)
+
+
 async def _call_tool(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits | None,
                      name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """tools/call alone, through the session's `send_request`, not `Client.call_tool`. The SDK's call_tool, on a
-    fresh session, first lists the endpoint's tools again (a round trip per call) and checks the answer against
-    the output schema of that live list: a list the snapshot never saw, whose `pattern` could stall the check
-    (the snapshot refuses patterns for that reason, hosted/snapshot.py) and which a rug pull controls. The
-    answer is data to the proxy either way, bounded by the transport and by calls.answer_of."""
-    from mcp import Client, types
+    from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
     async with open_client(url, settings, limits=limits) as http:
         http.headers.update(_headers(token))
         async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
-            request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))
-            result = await client.session.send_request(request, types.CallToolResult)
+            result = await send_tools_call(client, name, arguments)
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
