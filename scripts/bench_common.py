@@ -339,21 +339,21 @@ class SharedDynamo:
                             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                                   {"AttributeName": "sk", "AttributeType": "S"}])
 
-        def item(n: int) -> dict[str, Any]:
-            return {"pk": {"S": "warm"}, "sk": {"S": f"{n:06d}"}, "v": {"N": str(n)}}
+        def key(n: int) -> dict[str, Any]:
+            return {"pk": {"S": "warm"}, "sk": {"S": f"{n:06d}"}}
+
+        add_one = {"UpdateExpression": "SET v = v + :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}
 
         def one(n: int) -> None:
-            put = {"TableName": table, "Item": item(n)}
-            client.put_item(**put, ConditionExpression="attribute_not_exists(pk)")
-            client.get_item(TableName=table, Key={"pk": {"S": "warm"}, "sk": {"S": f"{n:06d}"}})
-            client.batch_get_item(RequestItems={table: {"Keys": [{"pk": {"S": "warm"}, "sk": {"S": f"{m:06d}"}}
-                                                                  for m in range(max(0, n - 3), n + 1)]}})
-            client.update_item(TableName=table, Key={"pk": {"S": "warm"}, "sk": {"S": f"{n:06d}"}},
-                               UpdateExpression="SET v = v + :one", ExpressionAttributeValues={":one": {"N": "1"}})
+            client.put_item(TableName=table, Item={**key(n), "v": {"N": str(n)}},
+                            ConditionExpression="attribute_not_exists(pk)")
+            client.get_item(TableName=table, Key=key(n))
+            client.batch_get_item(RequestItems={table: {"Keys": [key(m) for m in range(max(0, n - 3), n + 1)]}})
+            client.update_item(TableName=table, Key=key(n), **add_one)
             client.transact_write_items(TransactItems=[
-                {"Put": {"TableName": table, "Item": item(n + 500_000), "ConditionExpression": "attribute_not_exists(pk)"}},
-                {"Update": {"TableName": table, "Key": {"pk": {"S": "warm"}, "sk": {"S": f"{n:06d}"}},
-                            "UpdateExpression": "SET v = v + :one", "ExpressionAttributeValues": {":one": {"N": "1"}}}},
+                {"Put": {"TableName": table, "Item": {**key(n + 500_000), "v": {"N": str(n + 500_000)}},
+                         "ConditionExpression": "attribute_not_exists(pk)"}},
+                {"Update": {"TableName": table, "Key": key(n), **add_one}},
             ])
             client.query(TableName=table, KeyConditionExpression="pk = :p", Limit=5,
                          ExpressionAttributeValues={":p": {"S": "warm"}})
@@ -362,7 +362,7 @@ class SharedDynamo:
             spent = []
             for _ in range(40):
                 begun = time.perf_counter()
-                client.get_item(TableName=table, Key={"pk": {"S": "warm"}, "sk": {"S": "000000"}})
+                client.get_item(TableName=table, Key=key(0))
                 spent.append(time.perf_counter() - begun)
             return statistics.median(spent) * 1000
 

@@ -119,13 +119,14 @@ class CallCounter:
         except ValueError:
             request = None
         name = None
-        if isinstance(request, dict) and isinstance(request.get("method"), str):
+        method = request.get("method") if isinstance(request, dict) else None
+        if isinstance(method, str):
+            if method == "tools/call":
+                name = str((request.get("params") or {}).get("name"))
             with self.lock:
-                self.methods[request["method"]] += 1
-        if isinstance(request, dict) and request.get("method") == "tools/call":
-            name = str((request.get("params") or {}).get("name"))
-            with self.lock:
-                self.calls[name] += 1
+                self.methods[method] += 1
+                if name is not None:
+                    self.calls[name] += 1
         if name in ("redirect_me", "fail_500"):
             status, headers = (307, [(b"location", f"https://{NAME}/mcp".encode())]) if name == "redirect_me" \
                 else (500, [(b"content-type", b"text/plain")])

@@ -36,13 +36,15 @@ register({
 // render, within the same event: the focus is where it belongs before the person's next key. (A timer can fire
 // after that key on a busy machine and take the typing with it into the field it focuses.) A target not there
 // yet, or disabled while its action is busy, is tried again at each frame for about a second.
-export function focusAfterRender(target, frames = 60) {
+const FOCUS_FRAMES = 60;
+
+export function focusAfterRender(target) {
   const attempt = (left) => {
     const element = typeof target === "string" ? document.getElementById(target) : target && target.current;
     if (element && !element.disabled) element.focus();
     else if (left > 0) requestAnimationFrame(() => attempt(left - 1));
   };
-  queueMicrotask(() => queueMicrotask(() => attempt(frames)));
+  queueMicrotask(() => queueMicrotask(() => attempt(FOCUS_FRAMES)));
 }
 
 // useLoad(fn, deps) -> {status: "loading"|"ready"|"error", data, error, reload, setData}
