@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -119,7 +120,9 @@ def test_a_call_is_forwarded_and_its_replay_calls_nothing(calls_stack: StackClie
     assert all(a == answers[0] for a in answers) and answers[0][0] == 200
 
     events = [e for e in user.ok("GET", "/rpc/skills/audit-events")["items"] if e["action"] == "hosted_endpoint.call"]
-    assert {e["decision"] for e in events} == {"succeeded"} and len(events) == 2
+    # each call audited twice (before it is sent, then its outcome), the replays and the lost claims never
+    assert [e["decision"] for e in events] == ["succeeded", "allowed", "succeeded", "allowed"]
+    assert events[0]["targetId"] == events[1]["targetId"] == answers[0][1]["callId"]
     assert events[-1]["metadata"]["toolId"] == "add" and len(events[-1]["metadata"]["inputSha256"]) == 64
     text = json.dumps(events)
     assert '"a"' not in text and '"b"' not in text and '"42"' not in text and TOKEN not in text and "/mcp" not in text
@@ -136,6 +139,55 @@ def test_a_call_sends_the_pinned_tools_call_and_never_lists_the_live_tools(calls
     status, body = call(user, endpoint["endpointId"], "add", {"a": 5, "b": 6})
     assert status == 200 and body["content"] == "11" and body["structuredContent"] == {"result": 11}, body
     assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1, "tools/call": 1}
+
+
+def test_tools_call_waits_for_the_go_and_is_never_sent_without_it(hosted: HostedServer) -> None:
+    """egress.mcp_session.call_tool's `ready` (the proxy's claim, written while the session opens): the session
+    opens at once, tools/call leaves only after a True go, a False go closes the session having sent none of
+    the call, and a go that never comes is cut at the deadline."""
+    from concurrent.futures import Future
+
+    from skillcore.egress import mcp_session
+    from skillcore.egress.client import EgressLimits
+    from skillcore.egress.errors import UpstreamTimeout
+    from skillcore.egress.settings import EgressSettings
+
+    settings = EgressSettings.from_env({**hosted.settings_env(), "SKILLS_LOCAL": "1"})
+    go: Future[bool] = Future()
+    seen: list[Any] = []
+
+    def later() -> None:
+        deadline = time.monotonic() + 10
+        while hosted.methods["notifications/initialized"] == before["notifications/initialized"]:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        time.sleep(0.2)
+        seen.append(hosted.methods - before)  # the session is open, the call not sent
+        go.set_result(True)
+
+    before = hosted.methods
+    giver = threading.Thread(target=later)
+    giver.start()
+    result = mcp_session.call_tool(hosted.url(), TOKEN, settings, "add", {"a": 20, "b": 22}, ready=go)
+    giver.join()
+    assert result is not None and result["structuredContent"] == {"result": 42}
+    assert seen == [{"initialize": 1, "notifications/initialized": 1}]
+    assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1, "tools/call": 1}
+
+    refused: Future[bool] = Future()
+    refused.set_result(False)
+    before = hosted.methods
+    assert mcp_session.call_tool(hosted.url(), TOKEN, settings, "add", {"a": 1, "b": 1}, ready=refused) is None
+    assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1}
+
+    never: Future[bool] = Future()
+    before, started = hosted.methods, time.monotonic()
+    with pytest.raises(UpstreamTimeout):
+        mcp_session.call_tool(hosted.url(), TOKEN, settings, "add", {"a": 1, "b": 1}, ready=never,
+                              limits=EgressLimits(deadline_seconds=1.0))
+    assert 1.0 <= time.monotonic() - started < 3.0
+    assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1}
+    assert not never.cancelled()  # the deadline leaves the caller's go alone: its claim may still commit
 
 
 def test_refusals_in_the_contract_order(calls_stack: StackClient, hosted: HostedServer) -> None:
@@ -253,9 +305,10 @@ def test_upstream_failures(calls_stack: StackClient, hosted: HostedServer, tool:
     received = hosted.calls[tool]
     assert call(user, endpoint_id, tool, arguments, call_id=f"up-{tool}") == answer
     assert hosted.calls[tool] == received
-    (event,) = [e for e in user.ok("GET", "/rpc/skills/audit-events")["items"]
-                if e["action"] == "hosted_endpoint.call"]
+    event, sent = [e for e in user.ok("GET", "/rpc/skills/audit-events")["items"]
+                   if e["action"] == "hosted_endpoint.call"]
     assert (event["decision"], event["metadata"]["errorCode"]) == ("failed", error)
+    assert sent["decision"] == "allowed" and sent["targetId"] == event["targetId"]
 
 
 def test_a_tool_error_is_an_answer_with_is_error(calls_stack: StackClient, hosted: HostedServer) -> None:
@@ -341,4 +394,4 @@ def test_the_mcp_face_calls_the_same_service(calls_stack: StackClient, hosted: H
     reasons = [(e["decision"], e["reason"]) for e in user.ok("GET", "/rpc/skills/audit-events")["items"]
                if e["action"] == "hosted_endpoint.call"]
     assert reasons == [("denied", "approval_required"), ("denied", "validation_error"), ("succeeded", "succeeded"),
-                       ("denied", "permission_required")]
+                       ("allowed", "allowed"), ("denied", "permission_required")]

@@ -139,7 +139,8 @@ def test_a_call_is_forwarded_once_and_replayed_in_three_requests(world) -> None:
     assert (result.is_error, result.content, result.structured_content) == (False, "publish done", {"ok": True})
     assert endpoint.calls == {"publish": 1}
     assert sum(counting.counts.values()) == 3, counting.counts
-    assert counting.counts == {"batch_get_item": 1, "put_item": 1, "transact_write_items": 1}
+    # the read; the claim with the `allowed` audit; the completed record with the outcome's audit
+    assert counting.counts == {"batch_get_item": 1, "transact_write_items": 1, "batch_write_item": 1}
 
     counting.counts.clear()
     again = _call(deps, user, endpoint_id, arguments={"title": "other"})
@@ -147,7 +148,9 @@ def test_a_call_is_forwarded_once_and_replayed_in_three_requests(world) -> None:
     assert counting.counts == {"batch_get_item": 1}
 
     events = [e for e in list_audit(deps.db, user, limit=50, cursor=None)[0] if e.action == "hosted_endpoint.call"]
-    assert len(events) == 1 and events[0].decision == "succeeded" and events[0].target_id == result.call_id
+    # audited before it was sent (in the claim's transaction), then with its outcome; the replay is not audited
+    assert [e.decision for e in events] == ["succeeded", "allowed"]
+    assert {e.target_id for e in events} == {result.call_id}
     meta = events[0].metadata
     assert meta.endpoint_id == endpoint_id and meta.tool_id == "publish" and meta.status == "ok"
     assert meta.input_sha256 == approvals.operation_of(endpoint_id, "publish", {"title": SECRET_TITLE}).arguments_digest
@@ -285,12 +288,13 @@ def test_an_approval_is_asked_used_once_and_never_reused(world) -> None:
     # approved for other arguments: refused, and the approval is not spent
     counting.counts.clear()
     other_args = _refused(deps, user, endpoint_id, arguments={"title": "different"}, approval_id=approval_id)
-    # the read, the claim whose approval condition failed, the ask, the audit
-    assert counting.counts == {"batch_get_item": 1, "transact_write_items": 1, "put_item": 2}
+    # the read (the approval with it: not for these arguments, so no session is opened), the ask, the audit
+    assert counting.counts == {"batch_get_item": 1, "put_item": 2}
     assert other_args.code == "approval_required" and other_args.details["approvalId"] != approval_id
     counting.counts.clear()
     result = _call(deps, user, endpoint_id, approval_id=approval_id)
-    assert counting.counts == {"batch_get_item": 1, "transact_write_items": 2}
+    # the read; the claim, its `allowed` audit and the approval's use; the completion with the outcome's audit
+    assert counting.counts == {"batch_get_item": 1, "transact_write_items": 1, "batch_write_item": 1}
     assert endpoint.calls == {"publish": 1}
     assert approvals.get(deps.db, user, approval_id).status == "used"
     # the same clientCallId replays; another one cannot reuse the approval
@@ -298,6 +302,35 @@ def test_an_approval_is_asked_used_once_and_never_reused(world) -> None:
     reused = _refused(deps, user, endpoint_id, call_id="c2", approval_id=approval_id)
     assert reused.code == "approval_required" and reused.details["approvalId"] != approval_id
     assert endpoint.calls == {"publish": 1}
+
+
+def test_a_call_is_audited_before_it_is_sent_even_when_its_completion_is_lost(world, monkeypatch) -> None:
+    """The claim's transaction holds the `allowed` event: a call whose completion never lands (its invocation
+    died, the table failed) still shows in the audit as sent, and its clientCallId sends nothing again."""
+    from datetime import timedelta
+
+    from skillcore.db.errors import StoreError
+
+    deps, endpoint, _ = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+
+    def lost(*_args: Any, **_kwargs: Any) -> None:
+        raise StoreError("the completion did not land", code="InternalServerError")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(calls, "batch_put", lost)
+        with pytest.raises(StoreError):
+            _call(deps, user, endpoint_id, call_id="lost-answer")
+    assert endpoint.calls == {"publish": 1}
+    (event,) = [e for e in list_audit(deps.db, user, limit=50, cursor=None)[0] if e.action == "hosted_endpoint.call"]
+    assert event.decision == "allowed" and len(event.metadata.input_sha256 or "") == 64
+    later = datetime.now(UTC) + timedelta(minutes=2)  # past the deadline and its slack: the outcome is unknown
+    with pytest.raises(DomainError) as raised:
+        calls.call(deps, user, endpoint_id, tool_name="publish", arguments={"title": SECRET_TITLE},
+                   client_call_id="lost-answer", approval_id=None, now=later)
+    assert raised.value.code == "upstream_timeout" and endpoint.calls == {"publish": 1}
 
 
 def test_two_identical_calls_at_once_reach_the_endpoint_once(world) -> None:

@@ -84,3 +84,29 @@ def test_stable_ids_are_deterministic_crockford_and_distinct() -> None:
     assert first != stable_id("user-2", "memory-extraction")
     # Stored natural keys depend on this value never changing.
     assert stable_id("a", "b") == "1W2CVKPSEDN6KPK10FR8MKDAZ3"
+
+
+def test_ids_minted_together_sort_in_order_whatever_other_threads_mint() -> None:
+    """new_ids' ids are adjacent (each the previous plus one), so no id another thread mints for another
+    millisecond can fall between them; new_id's would be ordered only while nothing else was minted between."""
+    stop = threading.Event()
+
+    def others() -> None:
+        n = 0
+        while not stop.is_set():
+            new_id(T0 + timedelta(milliseconds=1 + n % 7))
+            n += 1
+
+    noise = [threading.Thread(target=others) for _ in range(3)]
+    for thread in noise:
+        thread.start()
+    try:
+        groups = [ids_module.new_ids(T0, 3) for _ in range(3000)]
+    finally:
+        stop.set()
+        for thread in noise:
+            thread.join()
+    for group in groups:
+        values = [int(ULID.from_str(i)) for i in group]
+        assert values == [values[0], values[0] + 1, values[0] + 2]
+        assert {ULID.from_str(i).milliseconds for i in group} == {int(T0.timestamp() * 1000)}

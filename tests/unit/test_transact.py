@@ -4,7 +4,9 @@ The client validates every request against the service model and the Stubber che
 so these tests hold the helper to the wire: the reasons of a cancelled transaction are read by operation
 (a failure of the 3rd operation is reported under the 3rd operation's name), the old item (ALL_OLD) comes
 back deserialised, and a transaction another one keeps cancelling is retried a bounded number of times
-with jitter, then answered 409 `concurrent_update`.
+with jitter, then answered 409 `concurrent_update`. db/dynamo.py's `batch_put` too: one BatchWriteItem over
+several tables, the unprocessed items (and only those) sent again after a growing pause, and a StoreError when
+some are still unprocessed after the last attempt.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 
 from skillcore.api.errors import status_of
-from skillcore.db.dynamo import Db
+from skillcore.db.dynamo import BATCH_PUT_ATTEMPTS, Db, batch_put
 from skillcore.db.errors import (
     ConditionFailed,
     StoreError,
@@ -257,3 +259,40 @@ def test_the_db_wraps_its_client_once_and_passes_meta_through(raw: Any) -> None:
     again = Db(client=db.client, tables=db.tables)
     assert again.client is db.client
     assert db.client.meta is raw.meta  # the bench's request counter hooks meta.events
+
+
+# ---------------------------------------------------------------- batch_put (db/dynamo.py)
+
+
+def _item(pk: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": "x"}}
+
+
+def _puts(**tables: list[str]) -> dict[str, Any]:
+    return {table: [{"PutRequest": {"Item": _item(pk)}} for pk in pks] for table, pks in tables.items()}
+
+
+def test_batch_put_is_one_request_over_two_tables(db: Db, stub: Stubber) -> None:
+    stub.add_response("batch_write_item", {}, {"RequestItems": _puts(calls=["a"], audit=["b"])})
+    pauses: list[float] = []
+    batch_put(db, {"calls": [_item("a")], "audit": [_item("b")], "unused": []}, sleep=pauses.append)
+    assert pauses == []
+
+
+def test_batch_put_sends_only_the_unprocessed_items_again(db: Db, stub: Stubber) -> None:
+    stub.add_response("batch_write_item", {"UnprocessedItems": _puts(audit=["b"])},
+                      {"RequestItems": _puts(calls=["a"], audit=["b"])})
+    stub.add_response("batch_write_item", {"UnprocessedItems": {}}, {"RequestItems": _puts(audit=["b"])})
+    pauses: list[float] = []
+    batch_put(db, {"calls": [_item("a")], "audit": [_item("b")]}, sleep=pauses.append)
+    assert pauses == [0.02]
+
+
+def test_batch_put_raises_when_items_stay_unprocessed(db: Db, stub: Stubber) -> None:
+    for _ in range(BATCH_PUT_ATTEMPTS):
+        stub.add_response("batch_write_item", {"UnprocessedItems": _puts(audit=["b"])},
+                          {"RequestItems": _puts(audit=["b"])})
+    pauses: list[float] = []
+    with pytest.raises(StoreError):
+        batch_put(db, {"audit": [_item("b")]}, sleep=pauses.append)
+    assert pauses == [0.02, 0.04, 0.08, 0.16]

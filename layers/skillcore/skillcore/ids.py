@@ -37,15 +37,25 @@ def new_id(now: datetime) -> str:
     Compared with the previous id only (not the largest ever minted), like the reference implementation's
     monotonic policy: a clock that is injected or steps back still gets ordered ids within its millisecond.
     """
+    return new_ids(now, 1)[0]
+
+
+def new_ids(now: datetime, count: int) -> list[str]:
+    """`count` ids in minting order, minted together: no other thread's id can fall between them, so they sort
+    in this order even when other threads mint ids for other milliseconds meanwhile (new_id alone orders ids
+    only within the millisecond of the previous one)."""
     global _previous
     millis = int(now.timestamp() * 1000)
+    minted = []
     with _lock:
-        if millis == _previous >> _RANDOM_BITS and _previous & _RANDOM_MASK != _RANDOM_MASK:
-            candidate = _previous + 1
-        else:
-            candidate = (millis << _RANDOM_BITS) | int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big")
-        _previous = candidate
-    return _encode(candidate)
+        for _ in range(count):
+            if millis == _previous >> _RANDOM_BITS and _previous & _RANDOM_MASK != _RANDOM_MASK:
+                candidate = _previous + 1
+            else:
+                candidate = (millis << _RANDOM_BITS) | int.from_bytes(os.urandom(_RANDOM_BITS // 8), "big")
+            _previous = candidate
+            minted.append(_encode(candidate))
+    return minted
 
 
 def stable_id(*parts: str) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from decimal import Decimal
 from typing import Any
 
@@ -149,6 +150,24 @@ def batch_get(db: Db, wanted: dict[str, list[dict[str, Any]]]) -> dict[str, list
             found[table].extend(from_item(i) or {} for i in items)
         request = response.get("UnprocessedKeys") or {}
     return found
+
+
+BATCH_PUT_ATTEMPTS = 5
+
+
+def batch_put(db: Db, puts: dict[str, list[dict[str, Any]]], *, sleep: Any = time.sleep) -> None:
+    """Unconditional Puts of items (attribute-value format) over several tables in one BatchWriteItem, the
+    unprocessed ones sent again after a short pause. Not atomic: for items whose only rule is to be written
+    (each is whole, and written by one caller). Raises StoreError if some stay unprocessed."""
+    request: dict[str, Any] = {t: [{"PutRequest": {"Item": i}} for i in items] for t, items in puts.items() if items}
+    for attempt in range(BATCH_PUT_ATTEMPTS):
+        if not request:
+            return
+        if attempt:
+            sleep(0.01 * 2**attempt)
+        request = db.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
+    if request:
+        raise StoreError("some items stayed unprocessed", code="UnprocessedItems", operation="BatchWriteItem")
 
 
 def encode_cursor(last_key: dict[str, Any] | None) -> str | None:

@@ -18,8 +18,9 @@ Access patterns:
   for a concurrent identical call to finish.
 - claim: Put conditioned on the item being absent (`claim_op`), composed with the approval's use when there
   is one; a lost condition hands back the record as it was.
-- complete: Update pending -> done with the answer (`complete_op`), conditioned on this claim's callId, with
-  the call's audit in one transaction.
+- complete: Put of the whole record, done, with its answer (`completed_item`), in one BatchWriteItem with the
+  outcome's audit. Unconditional: the claim made this caller the only writer of the record (its callId), and
+  the claim's own transaction already holds the call's `allowed` audit.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
+from skillcore.db.dynamo import Db, from_item, key, to_item
 
 CALL = "call#"
 RECORD_TTL = timedelta(days=1)
@@ -86,29 +88,26 @@ def get_call(db: Db, user_id: str, endpoint_id: str, client_call_id: str) -> Cal
     return record_from_item(found) if found else None
 
 
-def claim_op(db: Db, record: CallRecord) -> dict[str, Any]:
-    item = to_item({
+def _item(record: CallRecord) -> dict[str, Any]:
+    item: dict[str, Any] = {
         "pk": record.user_id, "sk": call_sort_key(record.endpoint_id, record.client_call_id),
         "endpointId": record.endpoint_id, "clientCallId": record.client_call_id, "callId": record.call_id,
-        "toolName": record.tool_name, "argumentsDigest": record.arguments_digest, "status": PENDING,
+        "toolName": record.tool_name, "argumentsDigest": record.arguments_digest, "status": record.status,
         "claimedAt": to_sort_time(record.claimed_at),
         "expiresTtl": int((record.claimed_at + RECORD_TTL).timestamp()),
-    })
-    return {"Put": {"TableName": db.tables.hosted_endpoints, "Item": item,
+    }
+    if record.http_status is not None:
+        item["httpStatus"] = record.http_status
+    if record.body is not None:
+        item["body"] = json.dumps(record.body, ensure_ascii=False, separators=(",", ":"))
+    return to_item(item)
+
+
+def claim_op(db: Db, record: CallRecord) -> dict[str, Any]:
+    return {"Put": {"TableName": db.tables.hosted_endpoints, "Item": _item(replace(record, status=PENDING)),
                     "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"}}}
 
 
-def complete_op(db: Db, record: CallRecord, http_status: int, body: dict[str, Any]) -> dict[str, Any]:
-    return {"Update": {
-        "TableName": db.tables.hosted_endpoints, "Key": call_key(record.user_id, record.endpoint_id,
-                                                                 record.client_call_id),
-        "UpdateExpression": "SET #status = :done, #httpStatus = :httpStatus, #body = :body",
-        "ConditionExpression": "#status = :pending AND #callId = :callId",
-        "ExpressionAttributeNames": {"#status": "status", "#httpStatus": "httpStatus", "#body": "body",
-                                     "#callId": "callId"},
-        "ExpressionAttributeValues": {
-            ":done": to_value(DONE), ":pending": to_value(PENDING), ":callId": to_value(record.call_id),
-            ":httpStatus": to_value(http_status),
-            ":body": to_value(json.dumps(body, ensure_ascii=False, separators=(",", ":"))),
-        },
-    }}
+def completed_item(record: CallRecord, http_status: int, body: dict[str, Any]) -> dict[str, Any]:
+    """The record done, whole, for an unconditional Put: only the caller that won its claim completes it."""
+    return _item(replace(record, status=DONE, http_status=http_status, body=body))

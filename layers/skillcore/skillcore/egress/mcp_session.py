@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import anyio
@@ -21,6 +21,7 @@ import anyio
 from skillcore.egress.client import EgressLimits, open_client
 from skillcore.egress.errors import EgressError, UpstreamError, UpstreamTimeout, find_egress_error
 from skillcore.egress.settings import EgressSettings
+from skillcore.egress.transport import Deadline
 
 # The URL is a secret (a Dify URL carries its key in the path) and must never reach a log: httpx2 logs every
 # request's URL at INFO and the SDK's client logs messages at DEBUG, so both stay at WARNING whatever the
@@ -77,13 +78,24 @@ async def send_tools_call(client: Any, name: str, arguments: dict[str, Any]) -> 
 
 
 async def _call_tool(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits | None,
-                     name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+                     name: str, arguments: dict[str, Any], ready: Future[bool] | None) -> dict[str, Any] | None:
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
+    deadline = Deadline(limits.deadline_seconds if limits else settings.deadline_seconds)  # open_client's twin
     async with open_client(url, settings, limits=limits) as http:
         http.headers.update(_headers(token))
         async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
+            if ready is not None:
+                # the session is open (initialize answered): tools/call waits for the caller's go, within the
+                # call's deadline, and is never sent without it
+                try:
+                    with anyio.fail_after(deadline.remaining()):
+                        go = await asyncio.shield(asyncio.wrap_future(ready))  # a timeout never cancels the go
+                except TimeoutError:
+                    raise UpstreamTimeout() from None  # typed here: the SDK's task group wraps what leaves it
+                if not go:
+                    return None
             result = await send_tools_call(client, name, arguments)
     return result.model_dump(mode="json", by_alias=True, exclude_none=True)
 
@@ -109,10 +121,13 @@ def list_tools(url: str, token: str | None, settings: EgressSettings, *, limits:
 
 
 def call_tool(url: str, token: str | None, settings: EgressSettings, name: str, arguments: dict[str, Any], *,
-              limits: EgressLimits | None = None) -> dict[str, Any]:
-    """tools/call on the endpoint: the CallToolResult as JSON data. Raises an EgressError."""
+              limits: EgressLimits | None = None, ready: Future[bool] | None = None) -> dict[str, Any] | None:
+    """tools/call on the endpoint: the CallToolResult as JSON data. Raises an EgressError.
+
+    `ready`, when given, is the caller's go, still being decided while the connection, the TLS handshake and
+    initialize run (the proxy's claim of the call record, hosted/calls.py): tools/call is sent only once it
+    resolved True; False closes the session having sent nothing of the call, and returns None."""
     try:
-        return _run(_call_tool, url, token, settings, limits, name, arguments)
+        return _run(_call_tool, url, token, settings, limits, name, arguments, ready)
     except Exception as error:  # noqa: BLE001
         raise _failure(error) from None
-

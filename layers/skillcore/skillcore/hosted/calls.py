@@ -31,9 +31,12 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    `upstream_error` with `details.reason`).
 
 Idempotent by clientCallId: the call record (db/hosted_calls.py) is claimed with a conditional write before
-anything is sent, so of two identical calls one reaches the server; the other waits for the record to be
-completed and answers the same body. A repeated clientCallId answers the stored body (a result, or the 502/504
-/422 of the forwarding) and calls nothing; refusals of steps 1-5 store nothing, so a call refused for want of
+tools/call is sent, so of two identical calls one reaches the tool; the other waits for the record to be
+completed and answers the same body. The claim is written while the client opens its session (the connection,
+TLS and `initialize`, which call nothing), and tools/call waits for it (egress.mcp_session.call_tool's
+`ready`): a claim lost to an identical call, or to an approval no longer usable, closes the session with nothing
+of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. A repeated clientCallId
+answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing; refusals of steps 1-5 store nothing, so a call refused for want of
 an approval is retried with the same clientCallId once approved. An upstream failure is stored too: the
 endpoint may have acted, so it is never re-sent under the same id.
 
@@ -41,17 +44,21 @@ The answer: `content` is the text of the result's text items (joined by newlines
 `structuredContent` is kept when its JSON is at most 64 KiB (so a record stays far below DynamoDB's item
 limit), otherwise left out.
 
-Audit (`hosted_endpoint.call`): every claimed call (succeeded, or failed with the error code) and every refusal
-of steps 1-6 (denied, with the code); ids, the tool's name (as a code), the argument digest and the duration,
-never the arguments, the result, the URL or the token. A replay is not a call and is not audited again.
+Audit (`hosted_endpoint.call`): every claimed call twice, `allowed` in the claim's own transaction (so a call is
+audited before it is sent, even if its invocation dies before the answer), then `succeeded` or `failed` with the
+error code; every refusal of steps 1-6 (denied, with the code). Ids, the tool's name (as a code), the argument
+digest and the duration, never the arguments, the result, the URL or the token. A replay is not a call and is
+not audited again.
 
 DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
-- a forwarded call: 3 (1 BatchGetItem of the skill switch, the grant, the endpoint and the call record; 1 Put
-  of the claim, a TransactWriteItems when it also uses an approval; 1 TransactWriteItems completing the record
-  with the audit);
+- a forwarded call: 3, of which 2 wait in sequence (1 BatchGetItem of the skill switch, the grant, the
+  endpoint, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
+  the approval's use when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
+  and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
+  of their own);
 - a replay: 1 (the BatchGetItem);
-- a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 or 4 (plus the ask, and
-  the failed claim when an unusable approvalId was given).
+- a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 (plus the ask; the
+  BatchGetItem reads the given approval too, so one not usable opens no session).
 Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting.
 
 Left as they are, on purpose: an approval used by a call whose forwarding then failed stays used (the endpoint may
@@ -64,6 +71,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -71,21 +79,22 @@ from msgspec import Struct
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals.digest import non_finite
-from skillcore.approvals.models import OperationRef
+from skillcore.approvals.models import Approval, ApprovalStatus, OperationRef
 from skillcore.db import approvals as approval_store
 from skillcore.db import audit as audit_store
 from skillcore.db import grants as grant_store
 from skillcore.db import hosted_calls as call_store
 from skillcore.db import hosted_endpoints as endpoint_store
-from skillcore.db.dynamo import batch_get, key
-from skillcore.db.errors import ConditionFailed, TransactionFailed
-from skillcore.db.transact import Op, transact, write
+from skillcore.db.dynamo import Db, batch_get, batch_put, key
+from skillcore.db.errors import TransactionFailed
+from skillcore.db.transact import Op, transact
 from skillcore.db.users import bindings_key, disabled_skills
 from skillcore.egress.errors import EgressError
+from skillcore.egress.settings import EgressSettings
 from skillcore.errors import Conflict, DomainError, RuleViolation, UpstreamError, UpstreamTimeout
 from skillcore.hosted import service
-from skillcore.hosted.models import EndpointStatus, HostedEndpoint, SnapshotTool
-from skillcore.ids import new_id
+from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
+from skillcore.ids import new_id, new_ids
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
 from skillcore.policy.grants import GrantScope
@@ -95,6 +104,9 @@ MAX_STRUCTURED_BYTES = 64 * 1024
 MAX_VALIDATION_ERRORS = 20
 WAIT_POLL_SECONDS = 0.1
 WAIT_SLACK_SECONDS = 5.0
+
+# Claims run here, beside the session's opening (one per call; the local stack's concurrent requests share it).
+_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hosted-call")
 
 CallTool = Callable[[str, str | None, Any, str, dict[str, Any]], dict[str, Any]]
 
@@ -208,9 +220,10 @@ class _Audit(Struct, frozen=True, kw_only=True):
     scope: GrantScope | None = None
 
     def event(self, decision: Decision, *, target_id: str, reason: str, error_code: str | None = None,
-              duration_ms: int | None = None, tool_error: bool | None = None) -> AuditEvent:
+              duration_ms: int | None = None, tool_error: bool | None = None,
+              event_id: str | None = None) -> AuditEvent:
         return AuditEvent(
-            event_id=new_id(self.now), user_id=self.user_id, at=self.now, skill_id=self.deps.skill.skill_id,
+            event_id=event_id or new_id(self.now), user_id=self.user_id, at=self.now, skill_id=self.deps.skill.skill_id,
             skill_version=self.deps.skill.version, action=AuditAction.HOSTED_ENDPOINT_CALL, decision=decision,
             scope=self.scope, target_id=audit_code(target_id), reason=reason,
             metadata=AuditMetadata(
@@ -240,16 +253,37 @@ def _tool_of(endpoint: HostedEndpoint, tool_name: str) -> SnapshotTool:
     return tool
 
 
-def _forward(deps: service.HostedDeps, endpoint: HostedEndpoint, tool_name: str,
-             arguments: dict[str, Any]) -> dict[str, Any]:
-    secret = service.secret_of(deps, endpoint)
-    egress = service.egress_now(deps)  # the deadline, cut to what the invocation has left
+def _forward(deps: service.HostedDeps, secret: EndpointSecret, egress: EgressSettings, tool_name: str,
+             arguments: dict[str, Any], claim: _Claim) -> dict[str, Any] | None:
+    """tools/call on the endpoint, sent only once the claim committed: the official client opens its session
+    while the claim is written and waits for it before tools/call. None when the claim was lost (nothing of
+    the call was sent). An injected `deps.call_tool` (tests) is the exchange alone: it is called after the claim."""
     call_tool = deps.call_tool
     if call_tool is None:
         from skillcore.egress import mcp_session
 
-        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments)
+        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments, ready=claim.won)
+    if not claim.won.result():
+        return None
     return call_tool(secret.url, secret.token, egress, tool_name, arguments)
+
+
+class _Claim:
+    """The call record's claim (with the call's `allowed` audit, and the approval's use when there is one),
+    committed on a worker thread beside the session's opening. `won` resolves True once committed, False when a
+    condition failed or the write did (then `lost` holds why); it never raises."""
+
+    def __init__(self, db: Db, ops: list[Op]) -> None:
+        self.lost: Exception | None = None
+        self.won: Future[bool] = _BESIDE.submit(self._commit, db, ops)
+
+    def _commit(self, db: Db, ops: list[Op]) -> bool:
+        try:
+            transact(db, ops)
+        except Exception as error:  # noqa: BLE001  (handed to the calling thread, which decides: calls.call)
+            self.lost = error
+            return False
+        return True
 
 
 def _wait_for(deps: service.HostedDeps, user_id: str, endpoint_id: str, client_call_id: str) -> CallResult:
@@ -281,6 +315,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
         db.tables.users: [bindings_key(user_id)], db.tables.grants: grant_keys,
         db.tables.hosted_endpoints: [key(pk=user_id, sk=f"{endpoint_store.EP}{endpoint_id}"),
                                      call_store.call_key(user_id, endpoint_id, client_call_id)],
+        db.tables.approvals: [key(pk=user_id, sk=approval_id)] if approval_id else [],
     })
     endpoint_item = next((i for i in found[db.tables.hosted_endpoints] if not call_store.is_call_item(i)), None)
     record_item = next((i for i in found[db.tables.hosted_endpoints] if call_store.is_call_item(i)), None)
@@ -326,53 +361,74 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     except DomainError as refused:
         raise audit.refused(refused) from None
 
-    # 5. the approval: PolicyGate decides with what is known of this operation; the approval itself is used by
-    # the claim's transaction, whose condition is the final word.
+    # 5. the approval: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an
+    # unusable one opens no session; the claim's transaction uses it, and its condition is the final word.
+    approvals_read = found.get(db.tables.approvals) or []
+    usable = bool(approvals_read) and _usable(approval_store.approval_from_item(approvals_read[0]), operation, now)
     final = decide(PolicyInput(
         user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version, requirements=skill.permissions,
         action="hosted_endpoint.call", agent_id=agent_id, target_id=endpoint_id, grants=grants,
-        operation=OperationApproval(requires_approval=tool.requires_approval, approved=approval_id is not None)))
+        operation=OperationApproval(requires_approval=tool.requires_approval, approved=usable)))
     if not final.allowed:
         assert final.reason is Reason.APPROVAL_REQUIRED, final.reason
         raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
 
-    call_id = new_id(now)
+    # what the forwarding needs, opened before the claim: a key that cannot be opened leaves no record behind
+    secret = service.secret_of(deps, endpoint)
+    egress = service.egress_now(deps)  # the deadline, cut to what the invocation has left
+
+    # the claim: the record (so one of two identical calls goes out), the call's `allowed` audit (every call
+    # sent is audited before it is sent) and the approval's use, in one transaction, written while the session
+    # opens (_forward). The ids are minted together, so the outcome's event sorts after the `allowed` one
+    # whatever other calls mint meanwhile.
+    call_id, allowed_id, outcome_id = new_ids(now, 3)
     record = call_store.CallRecord(
         user_id=user_id, endpoint_id=endpoint_id, client_call_id=client_call_id, call_id=call_id,
         tool_name=tool_name, arguments_digest=operation.arguments_digest, status=call_store.PENDING, claimed_at=now)
-    claim = Op("call", call_store.claim_op(db, record))
-    try:
-        if tool.requires_approval and approval_id is not None:
-            transact(db, [claim, Op("approval", approval_store.use_op(db, user_id, approval_id, operation, now))])
-        else:
-            write(db, claim)
-    except (ConditionFailed, TransactionFailed) as lost:
-        if isinstance(lost, ConditionFailed) or lost.failed("call") is not None:
-            return _wait_for(deps, user_id, endpoint_id, client_call_id)
-        raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now))) from None
+    ops = [Op("call", call_store.claim_op(db, record)),
+           Op("audit", audit_store.put_audit_op(db, audit.event(Decision.ALLOWED, target_id=call_id,
+                                                                reason=final.reason.value, event_id=allowed_id)))]
+    if tool.requires_approval and approval_id is not None:
+        ops.append(Op("approval", approval_store.use_op(db, user_id, approval_id, operation, now)))
+    claim = _Claim(db, ops)
 
     # 6. out: the URL is checked again (with its addresses) by the egress client itself
     started = time.monotonic()
     http_status, body, result = 200, {}, None
     try:
-        raw = _forward(deps, endpoint, tool_name, arguments)
+        raw = _forward(deps, secret, egress, tool_name, arguments, claim)
         duration_ms = int((time.monotonic() - started) * 1000)
-        result = answer_of(raw, call_id, duration_ms)
-        body = result.to_body()
+        if raw is not None:
+            result = answer_of(raw, call_id, duration_ms)
+            body = result.to_body()
     except EgressError as error:
         duration_ms = int((time.monotonic() - started) * 1000)
         failure = service.domain_error(error)
         http_status = {UpstreamTimeout: 504, UpstreamError: 502}.get(type(failure), 422)
         body = _envelope(failure)
+    if not claim.won.result():  # nothing of the call was sent: it is another's, or its approval is not usable
+        lost = claim.lost
+        if isinstance(lost, TransactionFailed) and lost.failed("call") is not None:
+            return _wait_for(deps, user_id, endpoint_id, client_call_id)
+        if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
+            raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
+        raise lost if lost is not None else RuntimeError("the claim was neither won nor lost")
+
+    # the completion and the outcome's audit, one BatchWriteItem (the claim's transaction already audited the
+    # call as sent, so these two need no transaction): both are durable before the answer
     event = (audit.event(Decision.SUCCEEDED, target_id=call_id, reason="succeeded", duration_ms=duration_ms,
-                         tool_error=result.is_error) if result is not None
+                         tool_error=result.is_error, event_id=outcome_id) if result is not None
              else audit.event(Decision.FAILED, target_id=call_id, reason=body["error"]["code"],
-                              error_code=body["error"]["code"], duration_ms=duration_ms))
-    transact(db, [Op("call", call_store.complete_op(db, record, http_status, body)),
-                  Op("audit", audit_store.put_audit_op(db, event))])
+                              error_code=body["error"]["code"], duration_ms=duration_ms, event_id=outcome_id))
+    batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(record, http_status, body)],
+                   db.tables.audit: [audit_store.to_audit_item(event)]})
     if result is None:
         raise _stored_error(http_status, body)
     return result
+
+
+def _usable(approval: Approval, operation: OperationRef, now: datetime) -> bool:
+    return approval.status_at(now) is ApprovalStatus.APPROVED and approval.operation == operation
 
 
 def _ask(deps: service.HostedDeps, user_id: str, operation: OperationRef, arguments: dict[str, Any],
