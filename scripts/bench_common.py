@@ -140,6 +140,7 @@ class RequestCounter:
         self._local = threading.local()
         self.operations: Counter[str] = Counter()
         self.seconds = 0.0
+        self.main_thread_seconds = 0.0  # the part made on the main thread: what a caller there waited for
         self.attempts = 0
         self._log: list[str] = []
 
@@ -192,6 +193,8 @@ class RequestCounter:
             self._local.started = None
             with self._lock:
                 self.seconds += elapsed
+                if threading.current_thread() is threading.main_thread():
+                    self.main_thread_seconds += elapsed
 
     def _send(self, **_: Any) -> None:
         # One per HTTP attempt; attempts beyond the calls are botocore's retries.
@@ -220,6 +223,7 @@ class RequestCounter:
         with self._lock:
             self.operations.clear()
             self.seconds = 0.0
+            self.main_thread_seconds = 0.0
             self.attempts = 0
             self._log.clear()
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import random
 import socket
+import sys
 import threading
 import time
 from collections import Counter
@@ -180,6 +181,20 @@ def _free_address() -> str:
     raise RuntimeError("no loopback address with port 443 free")
 
 
+def url(path: str = "/mcp") -> str:
+    return f"https://{NAME}{path}"
+
+
+def settings_env(address: str, ca_file: Path) -> dict[str, str]:
+    """What lets skillcore reach the server at `address`, trusting `ca_file`, and nothing else internal."""
+    return {
+        "SKILLS_HOSTED_ALLOWED_DOMAINS": DOMAIN,
+        "SKILLS_LOCAL_HOSTED_RESOLVE": f"{NAME}={address},internal.{DOMAIN}=127.0.0.1",
+        "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES": address,
+        "SKILLS_LOCAL_HOSTED_CA_BUNDLE": str(ca_file),
+    }
+
+
 class HostedServer:
     def __init__(self, directory: Path) -> None:
         import uvicorn
@@ -225,15 +240,10 @@ class HostedServer:
             return Counter(self.app.methods)
 
     def url(self, path: str = "/mcp") -> str:
-        return f"https://{NAME}{path}"
+        return url(path)
 
     def settings_env(self) -> dict[str, str]:
-        return {
-            "SKILLS_HOSTED_ALLOWED_DOMAINS": DOMAIN,
-            "SKILLS_LOCAL_HOSTED_RESOLVE": f"{NAME}={self.address},internal.{DOMAIN}=127.0.0.1",
-            "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES": self.address,
-            "SKILLS_LOCAL_HOSTED_CA_BUNDLE": str(self.ca_file),
-        }
+        return settings_env(self.address, self.ca_file)
 
     # -- the tool list at run time (drift tests). tools/list answers whatever is here at the time of the request.
 
@@ -265,3 +275,17 @@ class HostedServer:
         tools = self._tools()
         tools.clear()
         tools.update({name: tool.model_copy(deep=True) for name, tool in self._original_tools.items()})
+
+
+def serve(directory: Path) -> None:
+    """The server in a process of its own, until its standard input closes: `make bench` measures the proxy
+    against an endpoint that shares no interpreter (and no GIL) with it, as a remote one would. Prints the
+    address once serving; the CA is `directory/ca.pem`."""
+    server = HostedServer(directory).start()
+    print(server.address, flush=True)
+    sys.stdin.read()
+    server.stop()
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]))
