@@ -24,6 +24,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from skillcore_local import iam
 from skillcore_local.template import ROOT, ensure_tables, load_template
 
 LAYER_DIR = ROOT / "layers" / "skillcore"
@@ -209,6 +210,15 @@ class LambdaContext:
 # ---------------------------------------------------------------------------------------------- registry
 
 
+def _guard_dynamodb(module: ModuleType, logical_id: str) -> None:
+    """The function's DynamoDB client (its composition root's `db`) refuses what its role in template.yaml would
+    not allow in AWS (skillcore_local/iam.py). Every function of the template has one
+    (tests/stack/test_local_iam.py); a module without one reaches no table through it."""
+    raw = getattr(getattr(getattr(module, "db", None), "client", None), "raw", None)
+    if raw is not None:
+        iam.guard(raw, logical_id, os.environ)
+
+
 class FunctionRegistry:
     """Loads each handler lazily, by file path, under a module name of its own (every function has an `app.py`).
 
@@ -241,6 +251,10 @@ class FunctionRegistry:
             raise FunctionLoadError(f"{spec.module_file} has no callable {spec.attribute!r}")
         return handler
 
+    def module(self, logical_id: str) -> ModuleType:
+        """The function's handler module, loaded (its composition root: `db`, the services it wired)."""
+        return self._load(self.spec(logical_id))
+
     def _load(self, spec: FunctionSpec) -> ModuleType:
         with self._lock:  # one import per function even when the first requests arrive together
             module = self._modules.get(spec.logical_id)
@@ -268,6 +282,7 @@ class FunctionRegistry:
                 raise FunctionLoadError(f"{spec.logical_id}: importing {path} failed: {error!r}") from error
             finally:
                 sys.path.remove(str(spec.code_dir))
+            _guard_dynamodb(module, spec.logical_id)
             self._modules[spec.logical_id] = module
             return module
 
