@@ -150,6 +150,31 @@ def test_scan_at_the_slot_extracts_memories_and_advances(fns):
     assert "我喜欢爬山" in reply["reply"]["text"] and reply["run"]["kind"] == "tool"
 
 
+def test_a_run_that_starts_after_midnight_reads_the_days_of_its_slot(fns):
+    """The window is the slot's day and the one before (automation/transcript.py), not the scan's: a slot run
+    late, past the user's midnight, still reads yesterday's messages as a run on time would have."""
+    rpc, chat, scan_fn = fns
+    # A zone where it is now 11:00-22:59, so the next 10:00 slot is tomorrow and today's message is its yesterday.
+    hour = datetime.now(UTC).hour
+    offset = next(o for o in range(-12, 15) if 11 <= (hour + o) % 24 <= 22)
+    timezone = f"Etc/GMT{-offset:+d}" if offset else "Etc/GMT"  # POSIX sign: Etc/GMT-8 is UTC+8
+    invoke(rpc, load_event("rpc_put_me.json", body={"timezone": timezone}))
+    _, agent = invoke(rpc, load_event("rpc_create_agent.json", body={"name": "Mika"}))
+    status, _ = invoke(chat, load_event("chat_post_message.json", path_ids={"CONVERSATION_ID": agent["defaultConversationId"]},
+                                         body={"clientMessageId": "m1", "text": "我喜欢爬山"}))
+    assert status == 200
+    (job,) = jobs(rpc)
+    slot = t(job["nextRunAt"])
+    assert (slot - datetime.now(UTC)) > timedelta(hours=11), (timezone, slot)
+    grant(rpc, "memory-extraction", "memory:write")
+    # 15 hours late: 01:00 the day after the slot, before the next slot; the message is two local days back
+    assert scan(scan_fn, slot + timedelta(hours=15))["automationRuns"] == 1
+    (done,) = jobs(rpc)
+    assert done["lastRunStatus"] == "succeeded"
+    _, memories = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": agent["agentId"]}))
+    assert [m["content"] for m in memories["items"]] == ["我喜欢爬山"]
+
+
 def test_missed_slots_run_once_and_paused_jobs_never(fns):
     rpc, chat, scan_fn = fns
     invoke(rpc, load_event("rpc_put_me.json", body={}))

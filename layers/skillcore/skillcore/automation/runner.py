@@ -2,7 +2,7 @@
 
 The scan and the run's decisions live here; claiming and scheduling in automation/slots.py, the
 transcript in automation/transcript.py, the model loop in automation/agent_turn.py. For each target
-agent with visible activity today or yesterday (the job's local days) the agent runs once. The automation
+agent with visible activity on the slot's day or the day before (the job's local days) the agent runs once. The automation
 skill that runs jobs (skills.automations.job_runner()) guards the run: without its grant the run is
 `skipped` and audited as denied; the model may use only config.tools ∩ the skill's allowlist.
 """
@@ -215,7 +215,7 @@ class AutomationRunner:
         pending.append(self._event(job, now, Decision.ALLOWED, "allowed",
                                    AuditMetadata(tools=tuple(t.tool_id for t in tools))))
 
-        since = window_start(job, now)
+        since = window_start(job, slot)  # the slot's days: a run that starts late reads what an on-time one would
         conversations = conversation_store.list_all(self._db, job.user_id)
         touched: list[str] = []
         for agent in allowed_agents:

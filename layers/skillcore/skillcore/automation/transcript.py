@@ -1,7 +1,9 @@
 """What a run shows the model of the user's days: the agent's recent visible messages, as data.
 
-"Recent" is today and yesterday in the job's time zone. Only conversations the agent is in, with visible
-activity in that window, are read; lines are capped in length and number, oldest dropped first.
+"Recent" is the slot's day and the day before, in the job's time zone, and everything after: a run that starts
+late (a retry within the slot, a backlog after midnight) reads what a run on time would have read. Only
+conversations the agent is in, with visible activity in that window, are read; lines are capped in length and
+number, oldest dropped first.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ TRANSCRIPT_LINES = 120
 LINE_CHARS = 500
 
 
-def window_start(job: AutomationJob, now: datetime) -> datetime:
-    """Midnight at the start of yesterday, in the job's zone (today and yesterday are the user's days)."""
+def window_start(job: AutomationJob, slot: datetime) -> datetime:
+    """Midnight at the start of the day before the slot's, in the job's zone (the slot's day and the one before
+    are the user's "today and yesterday")."""
     tz = zone(job.timezone)
-    yesterday = now.astimezone(tz).date() - timedelta(days=1)
-    return datetime(yesterday.year, yesterday.month, yesterday.day, tzinfo=tz).astimezone(now.tzinfo)
+    yesterday = slot.astimezone(tz).date() - timedelta(days=1)
+    return datetime(yesterday.year, yesterday.month, yesterday.day, tzinfo=tz).astimezone(slot.tzinfo)
 
 
 def active_conversations(conversations: list[Conversation], agent_id: str, since: datetime) -> list[Conversation]:
