@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="scale: reminders due at the instant (default 20000, --quick 200)")
     parser.add_argument("--slots", type=int, default=None,
                         help="scale: automation slots due at the instant (default 2000, --quick 20)")
+    parser.add_argument("--dynamodb-delay-ms", type=float, default=0.0,
+                        help="hosted: every DynamoDB request of the proxied calls waits this long before it is sent,"
+                             " a stand-in for a table farther away than DynamoDB Local (figures only, no verdict)")
     parser.add_argument("--workers", default="1,2,4,8,1x4,8x4",
                         help="scale: workers, or workers x items each runs at once, comma-separated"
                              " (default 1,2,4,8,1x4,8x4)")
@@ -188,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     def hosted() -> None:
         from scripts import bench_hosted
 
-        bench_hosted.run(report, dynamo, quick=args.quick)
+        bench_hosted.run(report, dynamo, quick=args.quick, dynamodb_delay_ms=args.dynamodb_delay_ms)
 
     runners: dict[str, Callable[[], None]] = {
         "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,

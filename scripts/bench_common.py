@@ -135,7 +135,8 @@ class RequestCounter:
     calls made between two points, for per-request attribution.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, delay_seconds: float = 0.0) -> None:
+        self.delay_seconds = delay_seconds  # each HTTP attempt waits this long first (a stand-in for distance)
         self._lock = threading.Lock()
         self._local = threading.local()
         self.operations: Counter[str] = Counter()
@@ -200,6 +201,8 @@ class RequestCounter:
         # One per HTTP attempt; attempts beyond the calls are botocore's retries.
         with self._lock:
             self.attempts += 1
+        if self.delay_seconds:
+            time.sleep(self.delay_seconds)
 
     @property
     def total(self) -> int:

@@ -21,6 +21,7 @@ before-call), per call and by operation.
 
 from __future__ import annotations
 
+import contextlib
 import ssl
 import tempfile
 import time
@@ -60,7 +61,7 @@ def _direct_call(url: str, context: ssl.SSLContext) -> Any:
     return anyio.run(flow)
 
 
-def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> dict[str, Any]:
+def run(report: Report, dynamo: SharedDynamo, *, quick: bool, dynamodb_delay_ms: float = 0.0) -> dict[str, Any]:
     from skillcore.db import grants as grant_store
     from skillcore.db.dynamo import Db
     from skillcore.egress.settings import EgressSettings
@@ -74,7 +75,9 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> dict[str, Any]:
 
     rounds = 40 if quick else 200
     warmup = 5
-    report.heading(f"Hosted. A proxied tools/call against a direct official-client call ({rounds} rounds, interleaved)")
+    delay = dynamodb_delay_ms / 1000
+    report.heading(f"Hosted. A proxied tools/call against a direct official-client call ({rounds} rounds, interleaved)"
+                   + (f", every DynamoDB request {dynamodb_delay_ms:g} ms later" if delay else ""))
     with tempfile.TemporaryDirectory(prefix="bench-hosted-") as tmp:
         server = _ServerProcess(Path(tmp))
         try:
@@ -82,7 +85,7 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> dict[str, Any]:
             tables = dynamo.fresh_tables("hosted")
             env = {**dynamo.function_env(tables), **egress_env}
             settings = Settings.from_env(env)
-            counter = RequestCounter()
+            counter = RequestCounter(delay_seconds=delay)
             db = Db(client=counter.attach(dynamo.client()), tables=settings.tables)
             deps = hosted.HostedDeps(db=db, keys=secrets.LocalKeyFile(Path(tmp) / "key"),
                                      egress=EgressSettings.from_env(egress_env), skill=HOSTED_WORKFLOWS)
@@ -105,11 +108,13 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> dict[str, Any]:
             local = LocalStack(port=0, ddb_endpoint=dynamo.endpoint, data_dir=Path(tmp) / "data",
                                scan_interval=0, jwt_secret="bench-secret", table_prefix="hostedgw-",
                                access_log=False)
-            local.start()
-            try:
+            # the stack's functions create their clients when first invoked (here): with a delay, theirs wait too
+            with RequestCounter(delay_seconds=delay).every_new_client() if delay else contextlib.nullcontext():
+                local.start()
                 gateway_user = f"bench-gw-{uuid.uuid4().hex[:6]}"
                 token = issue_token(gateway_user, secret="bench-secret")
                 gateway_endpoint = _gateway_setup(local.url, token, server.url())
+            try:
 
                 def direct() -> None:
                     result = _direct_call(direct_url, context)
@@ -168,15 +173,21 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> dict[str, Any]:
              "-" if name == "direct" else f"{p(name, 95) - p('direct', 95):+.1f}") for name in series]
     report.table(["path", "p50 ms", "p95 ms", "added p50 ms", "added p95 ms"], rows)
     added_p50 = p("service", 50) - p("direct", 50)
-    verdict = report.verdict(SECTION, "proxy's added latency at p50 (ms)", f"{added_p50:.1f}",
-                             f"<= {ADDED_P50_TARGET_MS:.0f}", added_p50 <= ADDED_P50_TARGET_MS)
-    report.line(f"  service's added latency at p50: {added_p50:.1f} ms (target <= {ADDED_P50_TARGET_MS:.0f}): {verdict}")
+    if delay:  # a what-if: the target is the local stack's, as it is
+        report.line(f"  service's added latency at p50: {added_p50:.1f} ms with every DynamoDB request "
+                    f"{dynamodb_delay_ms:g} ms later (no verdict: the target is measured without a delay)")
+    else:
+        verdict = report.verdict(SECTION, "proxy's added latency at p50 (ms)", f"{added_p50:.1f}",
+                                 f"<= {ADDED_P50_TARGET_MS:.0f}", added_p50 <= ADDED_P50_TARGET_MS)
+        report.line(f"  service's added latency at p50: {added_p50:.1f} ms (target <= {ADDED_P50_TARGET_MS:.0f}): "
+                    f"{verdict}")
     report.line(f"  DynamoDB Local's requests per call: p50 {percentile(dynamo_seconds, 50) * 1000:.1f} ms in all, "
                 f"{percentile(dynamo_waited, 50) * 1000:.1f} ms on the call's path (the read and the completion; the "
                 "claim is written beside the session's opening); 'egress' is mcp_session.call_tool alone (the URL, "
                 "resolution and address checks, the pinned transport), without DynamoDB or the key")
     own = added_p50 - percentile(dynamo_waited, 50) * 1000
-    report.line(f"  the proxy's own work at p50 (added, less the DynamoDB time on the call's path): {own:.1f} ms")
+    report.line(f"  the proxy's own work at p50 (added, less the DynamoDB time on the call's path): {own:.1f} ms, "
+                "with any wait for a claim slower than the session's opening")
     report.line(f"  DynamoDB requests per proxied call: min {min(per_call)}, max {max(per_call)} "
                 f"({describe_operations([op.split('(')[0] for op in operations])}; last call: {', '.join(operations)})")
     return {"series": series, "requests": per_call}
