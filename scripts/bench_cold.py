@@ -93,6 +93,9 @@ def handler_env(home: str) -> dict[str, str]:
     for local_only in ("SKILLS_DYNAMODB_ENDPOINT", "SKILLS_LOCAL"):
         env.pop(local_only, None)
     env["SKILLS_MODEL"] = "bedrock"
+    # The functions that call hosted endpoints get the template's KMS key (a per-function variable, not a Global):
+    # without one they refuse to start outside the local stack. A dummy id: the KMS client is made at init, unused.
+    env["SKILLS_HOSTED_KEY_ID"] = "alias/bench-hosted-secrets"
     env.update({"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home, "LANG": "C.UTF-8",
                 "AWS_LAMBDA_FUNCTION_NAME": "bench", "AWS_EXECUTION_ENV": "AWS_Lambda_python3.12"})
     return env
