@@ -134,3 +134,20 @@ def test_the_rate_limit_makes_calls_wait_and_a_spent_wait_is_a_transient_error()
     stuck = _throttled(_Model(throttled=10**6), None, clock, 1_000)
     with pytest.raises(ModelError, match="throttled"):
         stuck.converse(None)  # type: ignore[arg-type]
+
+
+def test_a_scan_with_nothing_due_sends_nothing(monkeypatch) -> None:
+    from datetime import UTC, datetime
+
+    from skillcore import dispatch
+
+    class Unreachable:
+        def send(self, bodies):
+            raise AssertionError(f"sent {bodies!r}")
+
+    class Layout:
+        shards = ShardLayout()
+
+    monkeypatch.setattr(dispatch, "find_work", lambda db, now: [])
+    summary = dispatch.dispatch(Layout(), Unreachable(), datetime(2026, 12, 4, tzinfo=UTC))  # type: ignore[arg-type]
+    assert (summary.messages, summary.shards) == (0, ShardLayout().read)

@@ -77,7 +77,8 @@ def find_work(db: Db, now: datetime) -> list[ShardTask]:
 
 def dispatch(db: Db, queue: WorkQueue, now: datetime) -> DispatchSummary:
     tasks = find_work(db, now)
-    queue.send([task.encode() for task in tasks])
+    if tasks:  # a scan with nothing due never reaches the queue
+        queue.send([task.encode() for task in tasks])
     return DispatchSummary(
         shards=db.shards.read, messages=len(tasks),
         background=sum(t.kind == "background" for t in tasks), automation=sum(t.kind == "automation" for t in tasks),
