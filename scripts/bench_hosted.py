@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from scripts.bench_common import (
+    ROOT,
     Report,
     RequestCounter,
     SharedDynamo,
@@ -208,7 +209,7 @@ class _ServerProcess:
         self.ca_file = directory / "ca.pem"
         self.process = subprocess.Popen([sys.executable, "-m", "tests.hosted_server", str(directory)],
                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                        cwd=Path(__file__).resolve().parent.parent)
+                                        cwd=ROOT)
         assert self.process.stdout is not None
         self.address = self.process.stdout.readline().strip()
         if not self.address:

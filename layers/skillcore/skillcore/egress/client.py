@@ -67,12 +67,20 @@ def ssl_context(extra_ca_bundle: str | None) -> ssl.SSLContext:
     return context
 
 
+def limits_of(settings: EgressSettings, limits: EgressLimits | None) -> EgressLimits:
+    """The limits given, else the settings' deadline (a proxied call's, cut to the invocation by
+    hosted/service.egress_now) with the default answer cap."""
+    return limits or EgressLimits(deadline_seconds=settings.deadline_seconds)
+
+
 @asynccontextmanager
 async def open_client(url: object, settings: EgressSettings, *, resolver: Resolver | None = None,
-                      limits: EgressLimits | None = None) -> AsyncIterator[httpx2.AsyncClient]:
-    # the deadline is the settings' (a proxied call's, cut to the invocation by hosted/service.egress_now)
-    limits = limits or EgressLimits(deadline_seconds=settings.deadline_seconds)
-    deadline = Deadline(limits.deadline_seconds)
+                      limits: EgressLimits | None = None,
+                      deadline: Deadline | None = None) -> AsyncIterator[httpx2.AsyncClient]:
+    """`deadline`, when given, is the caller's own (started from `limits_of`), for it to bound its waits between
+    requests with the same clock."""
+    limits = limits_of(settings, limits)
+    deadline = deadline or Deadline(limits.deadline_seconds)
     target = await check_destination(url, settings, resolver=resolver, deadline=deadline)
     transport = EgressTransport(target.destination, target.addresses, ssl_context=ssl_context(settings.local_ca_bundle),
                                 deadline=deadline, max_body=limits.max_body_bytes)

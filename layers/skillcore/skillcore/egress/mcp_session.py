@@ -18,7 +18,7 @@ from typing import Any
 
 import anyio
 
-from skillcore.egress.client import EgressLimits, open_client
+from skillcore.egress.client import EgressLimits, limits_of, open_client
 from skillcore.egress.errors import EgressError, UpstreamError, UpstreamTimeout, find_egress_error
 from skillcore.egress.settings import EgressSettings
 from skillcore.egress.transport import Deadline
@@ -82,8 +82,9 @@ async def _call_tool(url: str, token: str | None, settings: EgressSettings, limi
     from mcp import Client
     from mcp.client.streamable_http import streamable_http_client
 
-    deadline = Deadline(limits.deadline_seconds if limits else settings.deadline_seconds)  # open_client's twin
-    async with open_client(url, settings, limits=limits) as http:
+    limits = limits_of(settings, limits)
+    deadline = Deadline(limits.deadline_seconds)  # the call's one deadline: the client's, and the wait for the go
+    async with open_client(url, settings, limits=limits, deadline=deadline) as http:
         http.headers.update(_headers(token))
         async with Client(streamable_http_client(url, http_client=http), mode="legacy") as client:
             if ready is not None:

@@ -79,7 +79,7 @@ from msgspec import Struct
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals.digest import non_finite
-from skillcore.approvals.models import Approval, ApprovalStatus, OperationRef
+from skillcore.approvals.models import OperationRef
 from skillcore.db import approvals as approval_store
 from skillcore.db import audit as audit_store
 from skillcore.db import grants as grant_store
@@ -363,8 +363,8 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
 
     # 5. the approval: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an
     # unusable one opens no session; the claim's transaction uses it, and its condition is the final word.
-    approvals_read = found.get(db.tables.approvals) or []
-    usable = bool(approvals_read) and _usable(approval_store.approval_from_item(approvals_read[0]), operation, now)
+    given = found[db.tables.approvals]
+    usable = bool(given) and approval_store.approval_from_item(given[0]).usable_for(operation, now)
     final = decide(PolicyInput(
         user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version, requirements=skill.permissions,
         action="hosted_endpoint.call", agent_id=agent_id, target_id=endpoint_id, grants=grants,
@@ -425,10 +425,6 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     if result is None:
         raise _stored_error(http_status, body)
     return result
-
-
-def _usable(approval: Approval, operation: OperationRef, now: datetime) -> bool:
-    return approval.status_at(now) is ApprovalStatus.APPROVED and approval.operation == operation
 
 
 def _ask(deps: service.HostedDeps, user_id: str, operation: OperationRef, arguments: dict[str, Any],
