@@ -174,12 +174,6 @@ def test_tools_call_waits_for_the_go_and_is_never_sent_without_it(hosted: Hosted
     assert seen == [{"initialize": 1, "notifications/initialized": 1}]
     assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1, "tools/call": 1}
 
-    refused: Future[bool] = Future()
-    refused.set_result(False)
-    before = hosted.methods
-    assert mcp_session.call_tool(hosted.url(), TOKEN, settings, "add", {"a": 1, "b": 1}, ready=refused) is None
-    assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1}
-
     never: Future[bool] = Future()
     before, started = hosted.methods, time.monotonic()
     with pytest.raises(UpstreamTimeout):
@@ -188,6 +182,16 @@ def test_tools_call_waits_for_the_go_and_is_never_sent_without_it(hosted: Hosted
     assert 1.0 <= time.monotonic() - started < 3.0
     assert hosted.methods - before == {"initialize": 1, "notifications/initialized": 1}
     assert not never.cancelled()  # the deadline leaves the caller's go alone: its claim may still commit
+
+    # last: a notification still in flight when this session closes may reach the server after the count
+    refused: Future[bool] = Future()
+    refused.set_result(False)
+    before = hosted.methods
+    assert mcp_session.call_tool(hosted.url(), TOKEN, settings, "add", {"a": 1, "b": 1}, ready=refused) is None
+    # the session closes as soon as initialize is answered: the client's `initialized` notification, sent after
+    # the answer, may be cut off by the close or still be counted, and nothing else ever reaches the server
+    sent = hosted.methods - before
+    assert sent["initialize"] == 1 and set(sent) <= {"initialize", "notifications/initialized"}, sent
 
 
 def test_refusals_in_the_contract_order(calls_stack: StackClient, hosted: HostedServer) -> None:
