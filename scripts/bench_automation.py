@@ -21,12 +21,24 @@ ACTIVE_SHARE = 0.1
 
 def seed(db: Any, *, users: int, slot: datetime, rng: random.Random, active_share: float = ACTIVE_SHARE,
          shards: int | None = None) -> int:
+    from skillcore.automation import store as automation
     from skillcore.automation.models import AutomationConfig, AutomationJob, AutomationStatus
-    from skillcore.db import agents, automation, conversations, grants, messages
+    from skillcore.automation.service import default_job_id
+    from skillcore.conversations import agent_store as agents
+    from skillcore.conversations import conversation_store as conversations
+    from skillcore.conversations import message_store as messages
+    from skillcore.conversations.models import (
+        Agent,
+        AgentCard,
+        Conversation,
+        ConversationKind,
+        Message,
+        Origin,
+        Role,
+    )
     from skillcore.ids import new_id
-    from skillcore.models import Agent, AgentCard, Conversation, ConversationKind, Message, Origin, Role
+    from skillcore.policy import grant_store as grants
     from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
-    from skillcore.services.automation import default_job_id
     from skillcore.skills.memory_extraction import DEFAULT_PROMPT, DEFAULT_TITLE, DEFAULT_TOOLS
 
     created = slot - timedelta(days=2)

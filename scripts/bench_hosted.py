@@ -63,11 +63,11 @@ def _direct_call(url: str, context: ssl.SSLContext) -> Any:
 
 
 def run(report: Report, dynamo: SharedDynamo, *, quick: bool, dynamodb_delay_ms: float = 0.0) -> dict[str, Any]:
-    from skillcore.db import grants as grant_store
     from skillcore.db.dynamo import Db
     from skillcore.egress.settings import EgressSettings
     from skillcore.hosted import calls, secrets
     from skillcore.hosted import service as hosted
+    from skillcore.policy import grant_store
     from skillcore.policy.grants import GrantScope
     from skillcore.settings import Settings
     from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS

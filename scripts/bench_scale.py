@@ -162,10 +162,10 @@ def drain(dynamo: SharedDynamo, *, workers: int, items: int, reminders: int, slo
     from skillcore.automation.throttle import RateLimiter, ThrottledModel
     from skillcore.background.worker import ScanSummary, Worker
     from skillcore.db.dynamo import make_db
-    from skillcore.dispatch import ShardTask, find_work, run_task
     from skillcore.model.offline import OfflineModel
     from skillcore.settings import Settings
     from skillcore.skills.builtin import SKILLS
+    from skillcore.work.dispatch import ShardTask, find_work, run_task
 
     env = dynamo.function_env(dynamo.fresh_tables("scale"))
     env["SKILLS_DUE_SHARDS"] = env["SKILLS_DUE_SHARDS_PREVIOUS"] = str(shards)

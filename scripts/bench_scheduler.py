@@ -2,7 +2,7 @@
 
 Every run gets fresh tables, users with an agent, its default conversation and an active
 proactive_message:write grant, and N due goal-check-in-reminder jobs (BatchWriteItem of
-`skillcore.db.jobs.to_job_item` items), so each job really executes. Each scanner thread has its own
+`skillcore.background.job_store.to_job_item` items), so each job really executes. Each scanner thread has its own
 boto3 client (made like the ScanFunction's) and its own `Worker`; all scan with the same `now`.
 Next to the runs: the raw conditional-UpdateItem rate of the same DynamoDB Local (the ceiling).
 """
@@ -83,14 +83,14 @@ def seed(db: Any, *, jobs: int, now: datetime, rng: random.Random, spread_second
          shards: int | None = None, user_prefix: str = "bench-user") -> dict[str, str]:
     """Users, agents, conversations, grants and `jobs` due jobs (due up to `spread_seconds` before `now`;
     0: all at `now`), under `shards` due shards (default: the module's); returns job id -> conversation id."""
+    from skillcore.background.job_store import to_job_item
     from skillcore.background.lifecycle import JobStatus
     from skillcore.background.models import BackgroundJob
-    from skillcore.db.agents import to_agent_item
-    from skillcore.db.conversations import to_conversation_item
-    from skillcore.db.grants import to_grant_item
-    from skillcore.db.jobs import to_job_item
+    from skillcore.conversations.agent_store import to_agent_item
+    from skillcore.conversations.conversation_store import to_conversation_item
+    from skillcore.conversations.models import Agent, AgentCard, Conversation, ConversationKind
     from skillcore.ids import new_id
-    from skillcore.models import Agent, AgentCard, Conversation, ConversationKind
+    from skillcore.policy.grant_store import to_grant_item
     from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
     from skillcore.skills.builtin import SKILLS
 
@@ -231,7 +231,7 @@ def drain(dynamo: SharedDynamo, *, scanners: int, jobs: int, rng: random.Random)
     # The deployed path: the dispatcher's shard tasks in a queue, each worker thread takes the next task
     # and works its shard (dispatch.run_task, WorkerFunction's code); a continuation goes back in the queue.
     from skillcore.background.worker import ScanSummary
-    from skillcore.dispatch import ShardTask, find_work, run_task
+    from skillcore.work.dispatch import ShardTask, find_work, run_task
 
     tasks: queue.SimpleQueue[str] = queue.SimpleQueue()
 

@@ -14,8 +14,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from skillcore.conversations.models import ConversationKind
 from skillcore.executor.selection import selected_skill
-from skillcore.models import ConversationKind
 from skillcore.skills.builtin import SKILLS
 from tests.evals.payload_cases import CASES as PAYLOAD_CASES
 from tests.evals.selector_cases import CASES

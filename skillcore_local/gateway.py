@@ -49,7 +49,7 @@ from skillcore_local.responses import HttpResponse, error_response, json_respons
 from skillcore_local.sqs import QUEUE_URL, EventSource
 from skillcore_local.template import load_template
 
-# API.md section 3: what `POST /_local/scan` answers (skillcore/scan.py's SUMMARY_KEYS).
+# API.md section 3: what `POST /_local/scan` answers (skillcore/work/scan.py's SUMMARY_KEYS).
 SCAN_SUMMARY_KEYS = ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled", "automationRuns",
                      "errors")
 
@@ -455,7 +455,7 @@ class Gateway:
         self._register_queue()
 
     def _register_queue(self) -> None:
-        from skillcore.db.work_queue import local_queue, register_local
+        from skillcore.work.sqs_queue import local_queue, register_local
 
         if not self._registered:
             self._queue_before = local_queue(QUEUE_URL)
@@ -463,7 +463,7 @@ class Gateway:
             self._registered = True
 
     def _release_queue(self) -> None:
-        from skillcore.db.work_queue import local_queue, register_local
+        from skillcore.work.sqs_queue import local_queue, register_local
 
         if self._registered:
             if local_queue(QUEUE_URL) is self.work.queue:

@@ -30,7 +30,7 @@ from skillcore_local.template import ROOT, ensure_tables, load_template
 LAYER_DIR = ROOT / "layers" / "skillcore"
 LOCAL_ACCOUNT = "123456789012"
 LOCAL_REGION = "us-east-1"
-# The work queue's URL locally: db/work_queue.py resolves it to the gateway's LocalQueue (skillcore_local/sqs.py).
+# The work queue's URL locally: work/sqs_queue.py resolves it to the gateway's LocalQueue (skillcore_local/sqs.py).
 LOCAL_WORK_QUEUE_URL = "local://WorkQueue"
 LAMBDA_DEFAULT_TIMEOUT = 3  # seconds, Lambda's own default when neither the function nor Globals say
 LAMBDA_DEFAULT_MEMORY = 128

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from skillcore.api import routes_chat
 from skillcore.api.app import new_app
+from skillcore.chat.service import ChatDeps
 from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.executor.assembly import build_executor
@@ -26,7 +27,6 @@ from skillcore.hosted.chat import HostedChatBranch, plan_offline
 from skillcore.invocation import InvocationBudget
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
-from skillcore.services.chat import ChatDeps
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 

@@ -18,16 +18,16 @@ from skillcore.api import (
     routes_skills,
 )
 from skillcore.api.app import new_app
+from skillcore.automation.service import default_job_op
 from skillcore.capabilities import offline_drafter
 from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
+from skillcore.conversations.profile import ProfileDeps
 from skillcore.db.dynamo import make_db
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
-from skillcore.services.automation import default_job_op
-from skillcore.services.profile import ProfileDeps
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 

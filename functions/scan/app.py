@@ -1,6 +1,6 @@
 """ScanFunction: the EventBridge rate(5 minutes) scan. The event's `time` is the scan's "now".
 
-It only dispatches (skillcore/dispatch.py): one SQS message per shard with due work; WorkerFunction runs
+It only dispatches (skillcore/work/dispatch.py): one SQS message per shard with due work; WorkerFunction runs
 them. Its cost is a few Queries per shard, whatever the backlog."""
 
 from skillcore import init_phase
@@ -11,10 +11,10 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from skillcore.db.dynamo import make_db
-from skillcore.db.work_queue import make_work_queue
 from skillcore.observability import logger, metrics
-from skillcore.scan import dispatch_scan, scan_time
 from skillcore.settings import Settings
+from skillcore.work.scan import dispatch_scan, scan_time
+from skillcore.work.sqs_queue import make_work_queue
 
 settings = Settings.from_env()
 db = make_db(settings)

@@ -1,4 +1,4 @@
-"""WorkerFunction: the SQS event source's batches of shard tasks (skillcore/dispatch.py), each worked with
+"""WorkerFunction: the SQS event source's batches of shard tasks (skillcore/work/dispatch.py), each worked with
 the conditional claims of background/worker.py and automation/runner.py. A record that fails (a poison body,
 a crash) is reported in `batchItemFailures` and only it is delivered again; after the queue's
 maxReceiveCount it moves to the dead-letter queue, and the others are never held up by it."""
@@ -16,18 +16,18 @@ from skillcore.automation.runner import AutomationRunner
 from skillcore.automation.throttle import throttled
 from skillcore.background.worker import Worker
 from skillcore.db.dynamo import make_db
-from skillcore.db.work_queue import make_work_queue
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
-from skillcore.scan import ShardWork
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
+from skillcore.work.scan import ShardWork
+from skillcore.work.sqs_queue import make_work_queue
 
 settings = Settings.from_env()
 db = make_db(settings)
 # Automation runs may think longer than a chat turn: a worker has minutes, not API Gateway's 29 s. Their
 # model calls share a rate (settings.model_calls_per_minute) so a burst stays within the Bedrock quota.
-# A shard's items run settings.worker_concurrency at once (skillcore/fanout.py), each behind its own claim.
+# A shard's items run settings.worker_concurrency at once (skillcore/work/fanout.py), each behind its own claim.
 model = throttled(make_model(settings, read_timeout=60.0, tool_planner=plan), settings)
 work = ShardWork(
     Worker(db, SKILLS.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),

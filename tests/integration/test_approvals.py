@@ -10,10 +10,10 @@ import pytest
 
 from skillcore.approvals import service
 from skillcore.approvals.models import ApprovalStatus
-from skillcore.db.audit import list_audit
 from skillcore.db.dynamo import make_db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import transact
+from skillcore.policy.audit_store import list_audit
 from skillcore.settings import Settings
 from tests.support import invoke, load_event, load_function
 

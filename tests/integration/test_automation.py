@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from skillcore.automation import store as automation_store
 from skillcore.clock import to_api_time
-from skillcore.db import automation as automation_store
 from skillcore.db.dynamo import make_db
 from skillcore.settings import Settings
 from tests.support import ScanPath, invoke, load_event, load_function

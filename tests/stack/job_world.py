@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from skillcore.background import job_store
 from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
-from skillcore.db import jobs as job_store
+from skillcore.conversations.agents import create_agent
+from skillcore.conversations.models import Agent
 from skillcore.db.dynamo import Db, from_item
 from skillcore.ids import new_id
-from skillcore.models import Agent
 from skillcore.policy.grants import GrantScope
-from skillcore.services.agents import create_agent
-from skillcore.services.permissions import set_permission
+from skillcore.policy.permissions import set_permission
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 from skillcore_local.ddb_local import client as ddb_client

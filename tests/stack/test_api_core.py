@@ -15,9 +15,9 @@ from typing import Any
 import jwt
 import pytest
 
+from skillcore.conversations.message_store import put_message_op
+from skillcore.conversations.models import Message, Origin, Role
 from skillcore.db.dynamo import make_db
-from skillcore.db.messages import put_message_op
-from skillcore.models import Message, Origin, Role
 from skillcore.settings import Settings
 
 from .conftest import StackClient

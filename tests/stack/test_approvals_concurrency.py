@@ -13,9 +13,8 @@ import uuid
 from collections import Counter
 from datetime import UTC, datetime
 
-from skillcore.approvals import service
+from skillcore.approvals import service, store
 from skillcore.approvals.models import ApprovalStatus
-from skillcore.db import approvals as store
 from skillcore.db.dynamo import Db, make_db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import transact

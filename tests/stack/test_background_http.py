@@ -17,9 +17,9 @@ import pytest
 
 from skillcore import faults
 from skillcore.clock import to_api_time
+from skillcore.conversations.message_store import put_message_op
+from skillcore.conversations.models import Message, Origin, Role
 from skillcore.db.dynamo import make_db
-from skillcore.db.messages import put_message_op
-from skillcore.models import Message, Origin, Role
 from skillcore.settings import Settings
 
 from .conftest import Caller as BaseCaller

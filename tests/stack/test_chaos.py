@@ -29,11 +29,11 @@ import pytest
 from skillcore import faults
 from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
+from skillcore.background.service import cancel_job
 from skillcore.background.worker import ScanSummary, Worker
 from skillcore.errors import Conflict, NotFound
 from skillcore.policy.grants import GrantScope
-from skillcore.services.background import cancel_job
-from skillcore.services.permissions import set_permission
+from skillcore.policy.permissions import set_permission
 from skillcore.skills.builtin import SKILLS
 
 from .conftest import LocalTables

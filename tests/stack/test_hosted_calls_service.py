@@ -21,14 +21,14 @@ from msgspec.structs import replace
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals.models import ApprovalDecision
-from skillcore.db import grants as grant_store
-from skillcore.db.audit import list_audit
 from skillcore.db.dynamo import Db
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import DomainError
 from skillcore.hosted import calls, secrets
 from skillcore.hosted import service as hosted
 from skillcore.hosted.models import EndpointStatus, PendingSnapshot, SnapshotDiff
+from skillcore.policy import grant_store
+from skillcore.policy.audit_store import list_audit
 from skillcore.policy.grants import GrantScope
 from skillcore.settings import Settings
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
@@ -353,8 +353,8 @@ def test_a_claim_whose_caller_died_answers_a_timeout_and_sends_nothing(world) ->
     endpoint_id = _register(deps, user)
     from datetime import timedelta
 
-    from skillcore.db import hosted_calls as call_store
     from skillcore.db.transact import Op, write
+    from skillcore.hosted import call_store
 
     long_ago = datetime.now(UTC) - timedelta(minutes=5)
     write(deps.db, Op("call", call_store.claim_op(deps.db, call_store.CallRecord(

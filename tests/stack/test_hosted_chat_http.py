@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from skillcore.db import grants as grant_store
 from skillcore.db.dynamo import make_db
+from skillcore.policy import grant_store
 from skillcore.policy.grants import GrantScope
 from skillcore.settings import Settings
 from skillcore_local.ddb_local import DynamoDBLocal

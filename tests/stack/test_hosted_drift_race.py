@@ -13,13 +13,13 @@ from typing import Any
 
 import pytest
 
-from skillcore.db.audit import list_audit
 from skillcore.db.dynamo import Db
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import DomainError
 from skillcore.hosted import secrets
 from skillcore.hosted import service as hosted
 from skillcore.hosted.models import EndpointStatus
+from skillcore.policy.audit_store import list_audit
 from skillcore.settings import Settings
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 from skillcore_local.ddb_local import client as ddb_client

@@ -17,15 +17,15 @@ from typing import Any
 
 import pytest
 
+from skillcore.background import job_store
 from skillcore.background.models import BackgroundJob
 from skillcore.background.worker import ScanSummary, Worker
+from skillcore.chat.service import ChatDeps, post_message
 from skillcore.clock import to_api_time
-from skillcore.db import jobs as job_store
-from skillcore.db.conversations import get_conversation
+from skillcore.conversations.conversation_store import get_conversation
 from skillcore.db.dynamo import Db, from_item
 from skillcore.executor.assembly import build_executor
 from skillcore.model.offline import OfflineModel
-from skillcore.services.chat import ChatDeps, post_message
 from skillcore.skills.builtin import SKILLS
 from skillcore_local.ddb_local import client as ddb_client
 

@@ -1,4 +1,4 @@
-"""Several items of one shard at once inside one worker (skillcore/fanout.py), against DynamoDB Local with
+"""Several items of one shard at once inside one worker (skillcore/work/fanout.py), against DynamoDB Local with
 real threads: workers handed the same shard tasks twice (a duplicate delivery), each running up to
 `concurrency` jobs at a time, still run every job exactly once; a worker whose time runs short hands the
 rest of its shard on as continuations, and across them nothing is lost or run twice."""
@@ -17,9 +17,9 @@ import pytest
 from skillcore.automation.runner import AutomationRunner
 from skillcore.background.models import BackgroundJob
 from skillcore.background.worker import SAFETY_MARGIN_MS, ScanSummary, Worker
-from skillcore.dispatch import ShardTask, find_work, run_task
 from skillcore.model.offline import OfflineModel
 from skillcore.skills.builtin import SKILLS
+from skillcore.work.dispatch import ShardTask, find_work, run_task
 
 from .conftest import LocalTables
 from .job_world import World, job_world, scan_table

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from skillcore.db.audit import audit_from_item, to_audit_item
 from skillcore.db.dynamo import from_item
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
+from skillcore.policy.audit_store import audit_from_item, to_audit_item
 from skillcore.policy.grants import GrantScope, ScopeType
 
 AT = datetime(2026, 12, 2, 10, 0, tzinfo=UTC)

@@ -10,10 +10,10 @@ from pydantic import ValidationError
 from skillcore.api.requests.automation import AutomationConfigBody, CreateAutomationJob
 from skillcore.automation.models import AutomationConfig
 from skillcore.automation.offline_extraction import plan
-from skillcore.db.messages import to_message_item
+from skillcore.conversations.message_store import to_message_item
+from skillcore.conversations.models import Message, Origin, Role
 from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
 from skillcore.model.port import BlockKind, ChatMessage, ModelRequest, SystemBlock, ToolSpec
-from skillcore.models import Message, Origin, Role
 from skillcore.skills.builtin import SKILLS
 from skillcore.skills.memory_extraction import MEMORY_EXTRACTION
 from skillcore.skills.memory_ports import MemoryPorts

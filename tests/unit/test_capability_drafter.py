@@ -214,8 +214,8 @@ def test_the_offline_model_calls_no_drafting_tool_when_it_is_not_offered() -> No
 def test_the_drafts_table_expires_on_the_attribute_the_store_writes() -> None:
     from datetime import UTC, datetime, timedelta
 
+    from skillcore.capabilities import draft_store as capability_drafts
     from skillcore.capabilities.models import Draft, DraftStatus
-    from skillcore.db import capability_drafts
     from skillcore_local.template import load_template
 
     table = load_template()["Resources"]["CapabilityDraftsTable"]["Properties"]

@@ -8,10 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from msgspec.structs import replace
 
-from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
-from skillcore.executor.executor import DEGRADED_REPLY, Executor
-from skillcore.model.port import BlockKind, ChatMessage, ModelError, ModelRequest, ModelResponse, SystemBlock
-from skillcore.models import (
+from skillcore.conversations.models import (
     AgentCard,
     Conversation,
     ConversationKind,
@@ -23,6 +20,9 @@ from skillcore.models import (
     SessionStatus,
     WorkflowSession,
 )
+from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
+from skillcore.executor.executor import DEGRADED_REPLY, Executor
+from skillcore.model.port import BlockKind, ChatMessage, ModelError, ModelRequest, ModelResponse, SystemBlock
 from skillcore.skills.builtin import SKILLS, Skills
 from skillcore.skills.daily_plan import DAILY_PLAN
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition

@@ -1,4 +1,4 @@
-"""skillcore/fanout.py with real threads: the bound, stopping, and a crash that waits for the others."""
+"""skillcore/work/fanout.py with real threads: the bound, stopping, and a crash that waits for the others."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from skillcore.fanout import DEFAULT_CONCURRENCY, Fanout
 from skillcore.settings import BOUNDS
+from skillcore.work.fanout import DEFAULT_CONCURRENCY, Fanout
 
 
 class Gauge:

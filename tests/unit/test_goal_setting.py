@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from skillcore.models import SessionStatus, WorkflowSession
+from skillcore.conversations.models import SessionStatus, WorkflowSession
 from skillcore.skills.definitions import WorkflowTransition
 from skillcore.skills.goal_setting import (
     ASK_DEADLINE,

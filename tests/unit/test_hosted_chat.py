@@ -242,11 +242,11 @@ class FakeConverse:
 
 def branch_turn(monkeypatch: pytest.MonkeyPatch, first: dict[str, Any],
                 text: str = "please echo hi") -> tuple[Any, FakeConverse, list[dict]]:
-    from skillcore.db import hosted_endpoints
+    from skillcore.conversations.models import AgentCard, Conversation, ConversationKind
     from skillcore.executor.context import TurnContext
     from skillcore.executor.executor import Executor
     from skillcore.hosted import calls
-    from skillcore.models import AgentCard, Conversation, ConversationKind
+    from skillcore.hosted import endpoint_store as hosted_endpoints
     from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
     from skillcore.skills.builtin import SKILLS
 

@@ -1,6 +1,6 @@
 """The drift of a hosted endpoint's snapshot: the diff (hosted/snapshot.py), what an accept adopts, the tools a
 drift refuses (HostedEndpoint.drifted_tool_names), the status PATCH can set while a drift is pending, and the
-size of the stored items (db/hosted_endpoints.py)."""
+size of the stored items (hosted/endpoint_store.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import pytest
 import rfc8785
 from msgspec.structs import replace
 
-from skillcore.db import hosted_endpoints as store
 from skillcore.db.dynamo import from_item
+from skillcore.hosted import endpoint_store as store
 from skillcore.hosted import snapshot
 from skillcore.hosted.models import (
     MAX_SNAPSHOT_BYTES,

@@ -77,7 +77,7 @@ def test_sealed_secrets_open_only_in_their_own_context(tmp_path: Path) -> None:
 
 
 def test_the_kms_port_binds_the_context(tmp_path: Path) -> None:
-    from skillcore.db.kms import KmsKeys
+    from skillcore.hosted.aws_kms import KmsKeys
 
     calls: list[tuple[str, dict[str, Any]]] = []
 

@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 LAYER = Path(__file__).resolve().parents[2] / "layers" / "skillcore" / "skillcore"
-ALLOWED = ("db/", "model/bedrock.py", "model/factory.py")
+ALLOWED = ("db/", "model/bedrock.py", "model/factory.py", "hosted/aws_kms.py", "work/sqs_queue.py")
 AWS = {"boto3", "botocore"}
 
 

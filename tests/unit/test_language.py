@@ -7,13 +7,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from skillcore.conversations.models import Role
 from skillcore.executor.executor import DEGRADED_REPLY
+from skillcore.executor.tool_branch import denied_notice
 from skillcore.language import DEFAULT, Language, choose, detect
 from skillcore.model.offline import OfflineModel
 from skillcore.model.port import BlockKind, ChatMessage, ModelError, ModelRequest, SystemBlock, ToolSpec
-from skillcore.models import Role
 from skillcore.skills.memory_recall import MEMORY_RECALL
-from skillcore.tools.branch import denied_notice
 from tests.unit.test_executor import FakeModel, History, context, executor, history_message
 
 HAN = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from skillcore.api import paging
+from skillcore.db import paging
 from skillcore.errors import RuleViolation
 
 keys = st.lists(st.text(alphabet="abcdefgh-:", min_size=1, max_size=6), unique=True, max_size=30)

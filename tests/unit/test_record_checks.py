@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from msgspec.structs import replace
 
+from skillcore.automation import store as automation_store
 from skillcore.automation.models import (
     AutomationConfig,
     AutomationJob,
@@ -17,11 +18,10 @@ from skillcore.automation.models import (
     AutomationStatus,
     RunStatus,
 )
+from skillcore.background import job_store
 from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
-from skillcore.db import automation as automation_store
-from skillcore.db import jobs as job_store
-from skillcore.records import UnreadableRecord
+from skillcore.db.records import UnreadableRecord
 
 T = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
 JOB = AutomationJob(
@@ -85,7 +85,7 @@ def test_an_item_missing_attributes_reads_as_one_error_without_its_text(missing)
 
 
 def test_a_skipped_item_is_logged_once_with_its_type_and_id_and_no_text(caplog):
-    from skillcore.records import ScanFailures
+    from skillcore.db.records import ScanFailures
 
     failures, quarantined = ScanFailures(), []
     secret = {"pk": "job-7", "title": "CANARY-我每周三游泳"}

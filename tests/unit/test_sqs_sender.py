@@ -13,8 +13,8 @@ from botocore.stub import Stubber
 from moto import mock_aws
 
 from skillcore.db.errors import StoreError, StoreUnavailable
-from skillcore.db.work_queue import BATCH, MAX_BATCH_BYTES, SqsWorkQueue, batches
-from skillcore.dispatch import ShardTask
+from skillcore.work.dispatch import ShardTask
+from skillcore.work.sqs_queue import BATCH, MAX_BATCH_BYTES, SqsWorkQueue, batches
 
 URL = "https://sqs.us-east-1.amazonaws.com/123456789012/skillcore-work"
 

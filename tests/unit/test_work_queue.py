@@ -9,8 +9,8 @@ import pytest
 
 from skillcore.automation.throttle import RateLimiter, ThrottledModel
 from skillcore.db.dynamo import ShardLayout
-from skillcore.dispatch import ShardTask
 from skillcore.model.port import ModelError
+from skillcore.work.dispatch import ShardTask
 from skillcore_local.sqs import LocalQueue
 
 
@@ -139,7 +139,7 @@ def test_the_rate_limit_makes_calls_wait_and_a_spent_wait_is_a_transient_error()
 def test_a_scan_with_nothing_due_sends_nothing(monkeypatch) -> None:
     from datetime import UTC, datetime
 
-    from skillcore import dispatch
+    from skillcore.work import dispatch
 
     class Unreachable:
         def send(self, bodies):

@@ -74,7 +74,7 @@ BOUNDS = {
     # automation/throttle.py; a throttled run waits with backoff and jitter for at most this long.
     "model_calls_per_minute": (0, 0, 1_000_000),
     "model_wait_ms": (30_000, 0, 600_000),
-    # Items of one shard a worker runs at once (skillcore/fanout.py): each keeps its own conditional claim.
+    # Items of one shard a worker runs at once (skillcore/work/fanout.py): each keeps its own conditional claim.
     "worker_concurrency": (4, 1, 32),
 }
 

@@ -12,9 +12,8 @@ from skillcore.api.app import Caller, Routes
 from skillcore.api.requests.approvals import ApprovalQuery, DecideApproval
 from skillcore.api.views import Page
 from skillcore.api.views import approvals as views
-from skillcore.approvals import service
+from skillcore.approvals import service, store
 from skillcore.approvals.models import Approval
-from skillcore.db import approvals as store
 from skillcore.db.dynamo import Db
 from skillcore.observability import logger
 from skillcore.skills.manifest import SkillManifest

@@ -11,10 +11,10 @@ from skillcore.api.requests.automation import CreateAutomationJob, PatchAutomati
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.views import Page
 from skillcore.api.views import jobs as views
+from skillcore.automation import service as automation
+from skillcore.automation import store
 from skillcore.automation.models import AutomationConfig, AutomationStatus
-from skillcore.db import automation as store
 from skillcore.errors import RuleViolation
-from skillcore.services import automation
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:

@@ -8,8 +8,8 @@ from skillcore.api.requests.background import CreateBackgroundJob, JobQuery
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.views import Page
 from skillcore.api.views import jobs as views
-from skillcore.db import jobs as job_store
-from skillcore.services import background
+from skillcore.background import job_store
+from skillcore.background import service as background
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api import paging
 from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
 from skillcore.api.requests.capabilities import (
@@ -33,6 +32,7 @@ from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.drafts import DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import Clock
+from skillcore.db import paging
 
 DEFENCES = (e.UNSAFE_TEXT, e.UNKNOWN_REFERENCE, e.SCHEMA_NOT_ALLOWED)
 EDIT = (e.CAPABILITY_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE)

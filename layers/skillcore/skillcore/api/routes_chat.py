@@ -7,7 +7,7 @@ from skillcore.api.app import Caller, Routes
 from skillcore.api.requests.chat import PostMessage
 from skillcore.api.views import chat as views
 from skillcore.api.views.core import message
-from skillcore.services.chat import ChatDeps, post_message
+from skillcore.chat.service import ChatDeps, post_message
 
 MESSAGES_PATH = "/rpc/conversations/<conversationId>/messages"
 

@@ -19,12 +19,11 @@ from skillcore.api.requests.core import (
 from skillcore.api.views import Page
 from skillcore.api.views import core as views
 from skillcore.clock import Clock
-from skillcore.db import agents as agent_store
-from skillcore.db import conversations as conversation_store
+from skillcore.conversations import agent_store, agents, conversation_store, profile
+from skillcore.conversations.profile import ProfileDeps
 from skillcore.db.dynamo import Db
 from skillcore.errors import NotFound
-from skillcore.services import agents, memories, profile
-from skillcore.services.profile import ProfileDeps
+from skillcore.memory import service as memories
 
 
 class CoreDeps(Struct, frozen=True):

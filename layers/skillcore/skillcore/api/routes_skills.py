@@ -5,7 +5,6 @@ from __future__ import annotations
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api import paging
 from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
 from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, PatchPermission, PatchSkill
@@ -13,13 +12,12 @@ from skillcore.api.views import Page
 from skillcore.api.views import chat as run_views
 from skillcore.api.views import skills as views
 from skillcore.clock import Clock
-from skillcore.db import audit as audit_store
-from skillcore.db import grants as grant_store
-from skillcore.db import runs as run_store
+from skillcore.conversations import run_store
+from skillcore.db import paging
 from skillcore.db.dynamo import Db
+from skillcore.policy import audit_store, grant_store, permissions
+from skillcore.policy import skills as skill_service
 from skillcore.policy.grants import GrantScope
-from skillcore.services import permissions
-from skillcore.services import skills as skill_service
 from skillcore.skills.builtin import Skills
 
 

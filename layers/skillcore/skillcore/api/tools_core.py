@@ -2,7 +2,7 @@
 
 `schedule_goal_check_in` is `POST /rpc/skills/background-jobs` for the goal check-in skill (the same service,
 checks, errors and audit); `memory_recall` runs the memory recall tool skill under its grant, through the
-same PolicyGate and ToolRunner as a chat turn (services/tool_calls.py).
+same PolicyGate and ToolRunner as a chat turn (tools/service.py).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.toolbox import Toolbox
 from skillcore.api.views import jobs as job_views
 from skillcore.api.views import tools as tool_views
-from skillcore.services import background
-from skillcore.services.tool_calls import ToolCallDeps, call_tool_skill
+from skillcore.background import service as background
 from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.memory_recall import MEMORY_RECALL, RecallOutput
+from skillcore.tools.service import ToolCallDeps, call_tool_skill
 
 
 def register(toolbox: Toolbox, deps: SkillDeps) -> None:

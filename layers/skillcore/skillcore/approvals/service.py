@@ -12,15 +12,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from skillcore.approvals import store
 from skillcore.approvals.digest import arguments_digest, arguments_preview
 from skillcore.approvals.models import APPROVAL_TTL, Approval, ApprovalDecision, ApprovalStatus, OperationRef
-from skillcore.db import approvals as store
-from skillcore.db import audit as audit_store
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, TransactionFailed
 from skillcore.db.transact import Op, transact, write
 from skillcore.errors import Conflict, NotFound
 from skillcore.ids import new_id
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 
 

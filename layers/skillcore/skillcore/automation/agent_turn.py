@@ -16,9 +16,17 @@ from typing import Any
 
 from skillcore.automation.models import AutomationJob
 from skillcore.clock import to_sort_time
-from skillcore.db import conversations as conversation_store
-from skillcore.db import messages as message_store
-from skillcore.db import users
+from skillcore.conversations import conversation_store, message_store
+from skillcore.conversations import profile_store as users
+from skillcore.conversations.models import (
+    AgentCard,
+    Conversation,
+    ConversationKind,
+    Message,
+    Origin,
+    Role,
+    preview,
+)
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, TransactionCanceled
 from skillcore.db.transact import Op, transact
@@ -36,7 +44,6 @@ from skillcore.model.port import (
     ToolResult,
     ToolSpec,
 )
-from skillcore.models import AgentCard, Conversation, ConversationKind, Message, Origin, Role, preview
 from skillcore.observability import tool_call
 from skillcore.policy.audit import Decision, audit_code
 from skillcore.policy.grants import PermissionGrant

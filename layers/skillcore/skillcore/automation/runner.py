@@ -16,30 +16,28 @@ from collections import deque
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from skillcore.automation import store
 from skillcore.automation.agent_turn import AgentTurn, PortsFor, TransientRunError
 from skillcore.automation.models import AutomationJob, AutomationStatus, RunStatus
 from skillcore.automation.slots import RunOutcome, claim, finish, run_id, slot_delay_ms
 from skillcore.automation.transcript import active_conversations, transcript, window_start
 from skillcore.background.lifecycle import RetryPolicy
-from skillcore.db import agents as agent_store
-from skillcore.db import audit as audit_store
-from skillcore.db import automation as store
-from skillcore.db import conversations as conversation_store
-from skillcore.db import grants as grant_store
-from skillcore.db import users
+from skillcore.conversations import agent_store, conversation_store
+from skillcore.conversations import profile_store as users
+from skillcore.conversations.models import AgentCard
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import StoreError
+from skillcore.db.records import ScanFailures, UnreadableRecord
 from skillcore.errors import ConcurrentUpdate
-from skillcore.fanout import DEFAULT_CONCURRENCY, Fanout
 from skillcore.ids import new_id
 from skillcore.memory.ports import read_write_ports
 from skillcore.model.port import ChatModel, ModelError
-from skillcore.models import AgentCard
 from skillcore.observability import automation_run, job_keys, logger, slot_delay
+from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide
-from skillcore.records import ScanFailures, UnreadableRecord
 from skillcore.skills.builtin import Skills
+from skillcore.work.fanout import DEFAULT_CONCURRENCY, Fanout
 
 __all__ = ["AutomationRunner", "RunOutcome", "TransientRunError"]
 

@@ -15,17 +15,17 @@ from datetime import datetime, timedelta
 from msgspec import Struct, field
 from msgspec.structs import replace
 
+from skillcore.automation import store
 from skillcore.automation.models import AutomationJob, AutomationRun, RunStatus
 from skillcore.automation.schedule import Schedule, ScheduleType, latest_slot_at_or_before, next_run
 from skillcore.background.lifecycle import RetryPolicy
 from skillcore.clock import to_sort_time
-from skillcore.db import audit as audit_store
-from skillcore.db import automation as store
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, TransactionCanceled
 from skillcore.db.transact import Op, transact, write
 from skillcore.errors import ConcurrentUpdate
 from skillcore.ids import stable_id
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditEvent
 
 LEASE = timedelta(minutes=2)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from skillcore.automation.models import AutomationJob
-from skillcore.db import messages as message_store
+from skillcore.conversations import message_store
+from skillcore.conversations.models import Conversation, ConversationKind, Role
 from skillcore.db.dynamo import Db
-from skillcore.models import Conversation, ConversationKind, Role
 from skillcore.timezones import zone
 
 TRANSCRIPT_LINES = 120

@@ -5,7 +5,7 @@
                          running --permanent error / attempts == max--> failed
     scheduled, retrying --cancel--> cancelled
 
-Every transition is a conditional write on id + revision + status that bumps the revision (db/jobs.py).
+Every transition is a conditional write on id + revision + status that bumps the revision (background/job_store.py).
 """
 
 from __future__ import annotations

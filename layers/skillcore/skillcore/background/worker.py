@@ -20,29 +20,26 @@ from msgspec import Struct
 from pydantic import ValidationError
 
 from skillcore import faults
+from skillcore.background import job_store
 from skillcore.background.lifecycle import DUE, JobStatus, Permanent, RetryPolicy, decide
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_sort_time
-from skillcore.db import agents as agent_store
-from skillcore.db import audit as audit_store
-from skillcore.db import conversations as conversation_store
-from skillcore.db import grants as grant_store
-from skillcore.db import jobs as job_store
-from skillcore.db import messages as message_store
+from skillcore.conversations import agent_store, conversation_store, message_store
+from skillcore.conversations.models import Message, Origin, Role, preview
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, StoreError, TransactionCanceled, TransactionFailed
+from skillcore.db.records import ScanFailures, UnreadableRecord
 from skillcore.db.transact import Op, transact, write
 from skillcore.errors import ConcurrentUpdate
-from skillcore.fanout import DEFAULT_CONCURRENCY, Fanout
 from skillcore.ids import new_id
-from skillcore.models import Message, Origin, Role, preview
 from skillcore.observability import background_job, job_keys, logger
+from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, scope_candidates
 from skillcore.policy.gate import decide as policy_decide
 from skillcore.policy.grants import PermissionGrant
-from skillcore.records import ScanFailures, UnreadableRecord
 from skillcore.skills.background import BackgroundPorts, BackgroundRegistry
+from skillcore.work.fanout import DEFAULT_CONCURRENCY, Fanout
 
 DEFAULT_BATCH = 20
 SAFETY_MARGIN_MS = 20_000

@@ -20,13 +20,13 @@ from typing import Final, Literal
 from msgspec import Struct
 
 from skillcore.capabilities import protocol as renderer
+from skillcore.capabilities import store
 from skillcore.capabilities.defences.narrowing import narrow
 from skillcore.capabilities.models import CAPABILITY_PREFIX, CapabilityStatus, ToolBinding
-from skillcore.db import grants as grant_store
-from skillcore.db import user_capabilities as store
-from skillcore.db import users
+from skillcore.conversations import profile_store as users
 from skillcore.db.dynamo import Db
 from skillcore.errors import Conflict, NotFound, RuleViolation
+from skillcore.policy import grant_store
 from skillcore.policy.grants import GrantScope, same_major
 from skillcore.skills.builtin import Skills
 

@@ -31,6 +31,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from skillcore.api.requests.capabilities import ConfirmDraft, CreateUserCapability, GenerateDraft, StartDraft
+from skillcore.capabilities import draft_store as store
 from skillcore.capabilities import drafter, errors, service
 from skillcore.capabilities.defences import schema_subset
 from skillcore.capabilities.models import (
@@ -43,13 +44,12 @@ from skillcore.capabilities.models import (
     UserCapability,
 )
 from skillcore.capabilities.service import CapabilityDeps
-from skillcore.db import audit as audit_store
-from skillcore.db import capability_drafts as store
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op
 from skillcore.errors import RuleViolation, UpstreamError
 from skillcore.ids import new_id
 from skillcore.model.port import ChatModel, ModelError
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 
 AUDIT_SKILL_ID = "user_capability_draft"

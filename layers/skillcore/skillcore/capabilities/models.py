@@ -16,7 +16,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from skillcore.models import Frozen
+from skillcore.conversations.models import Frozen
 
 CAPABILITY_PREFIX = "user:"
 MAX_CAPABILITIES_PER_USER = 50

@@ -9,7 +9,7 @@ serves, and an activation re-checks everything stored). The first defence that f
 code; nothing is written. A successful mutation writes its audit event in the same transaction as the data.
 
 Concurrency is the store's: quotas and the version lock are conditions of the write's own transaction
-(db/user_capabilities.py), so no read here decides anything a concurrent request could change; the reads
+(capabilities/store.py), so no read here decides anything a concurrent request could change; the reads
 only give early, precise answers and the material for the defences.
 """
 
@@ -31,7 +31,7 @@ from skillcore.api.requests.capabilities import (
     UpdateUserCapability,
     WorkflowInput,
 )
-from skillcore.capabilities import errors
+from skillcore.capabilities import errors, store
 from skillcore.capabilities.defences import references, schema_subset, text_filter
 from skillcore.capabilities.models import (
     CapabilityStatus,
@@ -42,12 +42,11 @@ from skillcore.capabilities.models import (
     UserCapability,
     Workflow,
 )
-from skillcore.db import audit as audit_store
-from skillcore.db import user_capabilities as store
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Backoff, Op
 from skillcore.errors import ConcurrentUpdate, RuleViolation, VersionConflict
 from skillcore.ids import new_id
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 
 UNSAFE_TEXT = "unsafe_text"

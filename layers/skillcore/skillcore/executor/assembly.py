@@ -8,13 +8,13 @@ from datetime import datetime
 from skillcore.db.dynamo import Db
 from skillcore.executor.context import TurnContext
 from skillcore.executor.executor import Executor, HostedBranch
+from skillcore.executor.tool_branch import ToolSkillBranch
 from skillcore.ids import new_id
 from skillcore.memory.ports import MemoryReader, read_only_ports, turn_memory_reader
 from skillcore.model.port import ChatModel, SystemBlock
 from skillcore.policy.gate import PolicyInput, decide
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import ContextSkillDefinition
-from skillcore.tools.branch import ToolSkillBranch
 from skillcore.tools.runner import ToolRunner
 
 

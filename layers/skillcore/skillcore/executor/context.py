@@ -8,9 +8,17 @@ from itertools import chain
 
 from msgspec import Struct
 
+from skillcore.conversations.models import (
+    AgentCard,
+    Conversation,
+    Message,
+    Role,
+    RunKind,
+    RunOutcome,
+    WorkflowSession,
+)
 from skillcore.db.transact import Op
 from skillcore.language import Language, choose
-from skillcore.models import AgentCard, Conversation, Message, Role, RunKind, RunOutcome, WorkflowSession
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
 

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from msgspec.structs import replace
 
+from skillcore.conversations.models import Role, RunKind, RunOutcome, SessionStatus, WorkflowSession
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
 from skillcore.executor.selection import select_prompts, select_workflow
 from skillcore.language import Language, detect
@@ -25,7 +26,6 @@ from skillcore.model.port import (
     ToolChoice,
     ToolSpec,
 )
-from skillcore.models import Role, RunKind, RunOutcome, SessionStatus, WorkflowSession
 from skillcore.observability import logger, model_degraded
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from skillcore.models import ConversationKind
+from skillcore.conversations.models import ConversationKind
 from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
 from skillcore.skills.manifest import ConversationScope, SkillManifest

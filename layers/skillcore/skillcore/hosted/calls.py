@@ -30,7 +30,7 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    less 2 s: service.egress_now), 1 MiB answer cap, redirects never followed (504 `upstream_timeout`, 502
    `upstream_error` with `details.reason`).
 
-Idempotent by clientCallId: the call record (db/hosted_calls.py) is claimed with a conditional write before
+Idempotent by clientCallId: the call record (hosted/call_store.py) is claimed with a conditional write before
 tools/call is sent, so of two identical calls one reaches the tool; the other waits for the record to be
 completed and answers the same body. The claim is written while the client opens its session (the connection,
 TLS and `initialize`, which call nothing), and tools/call waits for it (egress.mcp_session.call_tool's
@@ -78,23 +78,20 @@ from typing import Any
 from msgspec import Struct
 
 from skillcore.approvals import service as approvals
+from skillcore.approvals import store as approval_store
 from skillcore.approvals.digest import non_finite
 from skillcore.approvals.models import OperationRef
-from skillcore.db import approvals as approval_store
-from skillcore.db import audit as audit_store
-from skillcore.db import grants as grant_store
-from skillcore.db import hosted_calls as call_store
-from skillcore.db import hosted_endpoints as endpoint_store
+from skillcore.conversations.profile_store import bindings_key, disabled_skills
 from skillcore.db.dynamo import Db, batch_get, batch_put, key
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
-from skillcore.db.users import bindings_key, disabled_skills
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import Conflict, DomainError, RuleViolation, UpstreamError, UpstreamTimeout
-from skillcore.hosted import service
+from skillcore.hosted import call_store, endpoint_store, service
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
+from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
 from skillcore.policy.grants import GrantScope

@@ -22,7 +22,7 @@ The offline model calls a hosted tool only when the message names it: `/hosted <
 
 Approval in the chat: a call that needs one gets a reply naming the tool, the arguments (the approval's
 canonical preview, quoted) and the approval with its short code; the pending call is kept
-(db/hosted_chat_calls.py). The owner answers `批准` / `approve` (or `批准 <code>` / `approve <code>`) or
+(hosted/chat_call_store.py). The owner answers `批准` / `approve` (or `批准 <code>` / `approve <code>`) or
 `拒绝` / `deny` (with or without the code); without a code the latest pending call of the conversation is
 meant. An approval given by API is followed up by HostedFunction (`deliver_after_decision`).
 
@@ -44,15 +44,22 @@ from typing import Any, Protocol
 from msgspec import Struct
 
 from skillcore.capabilities.protocol import quoted
-from skillcore.db import agents as agent_store
-from skillcore.db import conversations as conversation_store
-from skillcore.db import hosted_chat_calls as chat_calls
-from skillcore.db import hosted_endpoints as endpoint_store
-from skillcore.db import messages as message_store
+from skillcore.conversations import agent_store, conversation_store, message_store
+from skillcore.conversations.models import (
+    ConversationKind,
+    Message,
+    Origin,
+    Role,
+    RunKind,
+    RunOutcome,
+    preview,
+)
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op, transact
 from skillcore.errors import DomainError
 from skillcore.executor.context import TurnContext, TurnResult
+from skillcore.hosted import chat_call_store as chat_calls
+from skillcore.hosted import endpoint_store
 from skillcore.hosted.models import MAX_ENDPOINTS_PER_USER, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id
 from skillcore.language import Language
@@ -66,7 +73,6 @@ from skillcore.model.port import (
     ToolChoice,
     ToolSpec,
 )
-from skillcore.models import ConversationKind, Message, Origin, Role, RunKind, RunOutcome, preview
 from skillcore.observability import logger
 from skillcore.policy.gate import OperationApproval, PolicyInput, decide
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS

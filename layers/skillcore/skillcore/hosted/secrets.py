@@ -5,7 +5,7 @@ wrapped by a `KeyPort` and stored beside the ciphertext. Both layers are bound t
 (AES-GCM associated data here, the KMS encryption context there), so a sealed value copied to another item
 does not open.
 
-- `KmsKeys` (db/kms.py, boto3 stays in db/): GenerateDataKey / Decrypt with the template's key; only
+- `KmsKeys` (hosted/aws_kms.py, boto3 stays in db/): GenerateDataKey / Decrypt with the template's key; only
   HostedFunction's role may use it.
 - `CachedKeys`: in AWS, around `KmsKeys`, keeps unwrapped data keys for 5 minutes (at most 256), so a warm
   function opens an endpoint's secret without a KMS request on every call.
@@ -154,7 +154,7 @@ def keys_from_env(env: dict[str, str] | os._Environ[str], *, local: bool, region
     under `SKILLS_LOCAL_DATA_DIR` (default `.local`). Anything else fails the cold start."""
     key_id = env.get("SKILLS_HOSTED_KEY_ID") or ""
     if key_id:
-        from skillcore.db.kms import KmsKeys
+        from skillcore.hosted.aws_kms import KmsKeys
 
         return CachedKeys(KmsKeys(key_id, region))
     if local:

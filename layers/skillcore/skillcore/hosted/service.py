@@ -17,14 +17,13 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from skillcore.db import audit as audit_store
-from skillcore.db import hosted_endpoints as store
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
 from skillcore.egress.errors import EgressError, Refused, UpstreamTimeout
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import ConcurrentUpdate, DomainError, RuleViolation, UpstreamError, VersionConflict
 from skillcore.errors import UpstreamTimeout as UpstreamTimeoutError
+from skillcore.hosted import endpoint_store as store
 from skillcore.hosted import secrets, snapshot
 from skillcore.hosted.models import (
     MAX_TOOLS,
@@ -35,6 +34,7 @@ from skillcore.hosted.models import (
     SnapshotDiff,
 )
 from skillcore.ids import new_id
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.skills.manifest import SkillManifest
 

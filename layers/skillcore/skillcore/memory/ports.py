@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import datetime
 
-from skillcore.db import memories as memory_store
 from skillcore.db.dynamo import Db
 from skillcore.ids import stable_id
+from skillcore.memory import store as memory_store
 from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
 from skillcore.memory.retrieval import rank
 from skillcore.skills.memory_ports import MemoryPorts

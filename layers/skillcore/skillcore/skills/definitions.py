@@ -7,9 +7,9 @@ from typing import Protocol
 
 from msgspec import Struct, field
 
+from skillcore.conversations.models import WorkflowSession
 from skillcore.memory.models import MemoryItem
 from skillcore.model.port import SystemBlock
-from skillcore.models import WorkflowSession
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers
 

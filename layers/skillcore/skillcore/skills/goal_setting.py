@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from skillcore.models import WorkflowSession
+from skillcore.conversations.models import WorkflowSession
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
 from skillcore.skills.manifest import SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers, patterns

@@ -24,16 +24,16 @@ from msgspec import Struct
 from pydantic import BaseModel, ValidationError
 
 from skillcore import faults
-from skillcore.db import audit as audit_store
-from skillcore.db import tool_executions
+from skillcore.conversations.models import ExecutionStatus
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
-from skillcore.models import ExecutionStatus
 from skillcore.observability import logger, tool_call
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.manifest import SkillManifest
+from skillcore.tools import execution_store as tool_executions
 
 
 class RunnableTool(Protocol):

@@ -5,8 +5,8 @@ from typing import Annotated, Literal
 from pydantic import Field, field_validator
 
 from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Paging, Strict, not_blank
+from skillcore.conversations.models import ConversationKind
 from skillcore.memory.models import MemoryStatus
-from skillcore.models import ConversationKind
 
 
 class PutProfile(Strict):

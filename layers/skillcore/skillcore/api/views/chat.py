@@ -8,10 +8,10 @@ from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, time
 from skillcore.api.views.core import Message
-from skillcore.models import RunKind, RunOutcome
+from skillcore.conversations.models import RunKind, RunOutcome
 
 if TYPE_CHECKING:
-    from skillcore.models import SkillRun
+    from skillcore.conversations.models import SkillRun
 
 
 class Run(Body, frozen=True, kw_only=True):

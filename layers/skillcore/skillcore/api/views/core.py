@@ -7,11 +7,11 @@ from typing import TYPE_CHECKING, Literal
 from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, maybe_time, time
+from skillcore.conversations.models import ConversationKind, Origin, Role
 from skillcore.memory.models import MemorySource, MemoryStatus
-from skillcore.models import ConversationKind, Origin, Role
 
 if TYPE_CHECKING:
-    from skillcore import models
+    from skillcore.conversations import models
     from skillcore.memory.models import MemoryItem
 
 

@@ -16,7 +16,7 @@ from skillcore.skills.manifest import ApprovalMode, RiskLevel, SkillKind
 if TYPE_CHECKING:
     from skillcore.policy.audit import AuditEvent as AuditRecord
     from skillcore.policy.grants import GrantScope, PermissionGrant
-    from skillcore.services.skills import CatalogEntry
+    from skillcore.policy.skills import CatalogEntry
 
 
 class Permission(Body, frozen=True, kw_only=True):

@@ -1,0 +1,157 @@
+"""Approvals table: skill_approvals, per-operation approvals (API.md "Approvals").
+
+Key design: pk = userId, sk = approvalId. The id is derived from the operation it asks about (user, endpoint,
+tool, the call's clientCallId and the arguments' digest: `approval_id`), so a call retried with the same
+clientCallId finds the approval it already asked for instead of asking twice; different arguments are a
+different approval, so a pending one is never re-pointed at other arguments while its owner reads it.
+`createdSort` ("<createdAt>#<id>") is the sort key of the local index `byCreated`, newest first for lists.
+`expiresTtl` (epoch seconds, a day after expiry) lets DynamoDB's TTL remove old approvals; until then an
+expired one is still listed (status derived: conversations/models.py).
+
+Access patterns:
+- get one: GetItem (consistent), pk + sk.
+- list a user's approvals, newest first: Query `byCreated`, the status as a filter (a user has few approvals
+  alive at once: they expire in 10 minutes and leave the table a day later).
+- ask: Put, conditioned on the item being absent or no longer askable (denied or expired), so a pending or
+  approved one is never overwritten; a lost condition hands back the item as it was.
+- decide: Update pending -> approved | denied, conditioned on `pending` and unexpired (with the audit, one
+  transaction).
+- use: Update approved -> used, conditioned on `approved`, unexpired and the exact operation; composed into
+  the call's own transaction by the caller, so an approval is used at most once.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+from skillcore.approvals.models import Approval, ApprovalStatus, OperationRef
+from skillcore.clock import parse_time, to_sort_time
+from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.ids import stable_id
+
+INDEX = "byCreated"
+TTL_AFTER_EXPIRY = timedelta(days=1)
+
+EXISTS = "attribute_exists(#pk)"
+ABSENT = "attribute_not_exists(#pk)"
+IS_PENDING = "#status = :pending"
+IS_APPROVED = "#status = :approved"
+IS_DENIED = "#status = :denied"
+UNEXPIRED = "#expiresAt > :now"
+EXPIRED = "#expiresAt <= :now"
+SAME_OPERATION = "#endpointId = :endpointId AND #toolName = :toolName AND #digest = :digest"
+
+
+def approval_id(user_id: str, operation: OperationRef, client_call_id: str) -> str:
+    return stable_id("approval", user_id, operation.endpoint_id, operation.tool_name, client_call_id,
+                     operation.arguments_digest)
+
+
+def to_approval_item(approval: Approval) -> dict[str, Any]:
+    item: dict[str, Any] = {
+        "pk": approval.user_id,
+        "sk": approval.approval_id,
+        "approvalId": approval.approval_id,
+        "endpointId": approval.operation.endpoint_id,
+        "toolName": approval.operation.tool_name,
+        "argumentsDigest": approval.operation.arguments_digest,
+        "argumentsPreview": approval.arguments_preview,
+        "status": approval.status.value,
+        "createdAt": to_sort_time(approval.created_at),
+        "createdSort": f"{to_sort_time(approval.created_at)}#{approval.approval_id}",
+        "expiresAt": to_sort_time(approval.expires_at),
+        "expiresTtl": int((approval.expires_at + TTL_AFTER_EXPIRY).timestamp()),
+    }
+    if approval.decided_at is not None:
+        item["decidedAt"] = to_sort_time(approval.decided_at)
+    if approval.used_at is not None:
+        item["usedAt"] = to_sort_time(approval.used_at)
+    return to_item(item)
+
+
+def approval_from_item(item: dict[str, Any]) -> Approval:
+    return Approval(
+        approval_id=item["approvalId"],
+        user_id=item["pk"],
+        operation=OperationRef(endpoint_id=item["endpointId"], tool_name=item["toolName"],
+                               arguments_digest=item["argumentsDigest"]),
+        arguments_preview=item["argumentsPreview"],
+        status=ApprovalStatus(item["status"]),
+        created_at=parse_time(item["createdAt"]),
+        expires_at=parse_time(item["expiresAt"]),
+        decided_at=parse_time(item["decidedAt"]) if item.get("decidedAt") else None,
+        used_at=parse_time(item["usedAt"]) if item.get("usedAt") else None,
+    )
+
+
+def get_approval(db: Db, user_id: str, approval_id_: str) -> Approval | None:
+    found = from_item(db.client.get_item(
+        TableName=db.tables.approvals, Key=key(pk=user_id, sk=approval_id_), ConsistentRead=True,
+    ).get("Item"))
+    return approval_from_item(found) if found else None
+
+
+def list_approvals(
+    db: Db, user_id: str, *, status: ApprovalStatus | None, now: datetime, limit: int, cursor: str | None,
+) -> tuple[list[Approval], str | None]:
+    names: dict[str, str] = {}
+    values: dict[str, Any] = {}
+    condition = None
+    if status is not None:
+        names = {"#status": "status", "#expiresAt": "expiresAt"}
+        values = {":now": to_sort_time(now)}
+        if status is ApprovalStatus.EXPIRED:
+            condition = f"#status IN (:pending, :approved) AND {EXPIRED}"
+            values |= {":pending": ApprovalStatus.PENDING.value, ":approved": ApprovalStatus.APPROVED.value}
+        elif status in (ApprovalStatus.PENDING, ApprovalStatus.APPROVED):
+            condition = f"#status = :status AND {UNEXPIRED}"
+            values |= {":status": status.value}
+        else:
+            condition, names = "#status = :status", {"#status": "status"}
+            values = {":status": status.value}
+    page = query_page(
+        db, table=db.tables.approvals, partition=("pk", user_id), index=INDEX, newest_first=True, limit=limit,
+        cursor=cursor, names=names or None, values=values or None, filter_expression=condition,
+    )
+    return [approval_from_item(i) for i in page.items], page.next_cursor
+
+
+def ask_op(db: Db, approval: Approval, now: datetime) -> dict[str, Any]:
+    """A new pending approval, where none is pending or approved under its id (a denied or expired one is
+    asked again)."""
+    return {"Put": {
+        "TableName": db.tables.approvals, "Item": to_approval_item(approval),
+        "ConditionExpression": f"{ABSENT} OR {IS_DENIED} OR {EXPIRED}",
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#expiresAt": "expiresAt"},
+        "ExpressionAttributeValues": {":denied": to_value(ApprovalStatus.DENIED.value),
+                                      ":now": to_value(to_sort_time(now))},
+    }}
+
+
+def decide_op(db: Db, user_id: str, approval_id_: str, status: ApprovalStatus, now: datetime) -> dict[str, Any]:
+    return {"Update": {
+        "TableName": db.tables.approvals, "Key": key(pk=user_id, sk=approval_id_),
+        "UpdateExpression": "SET #status = :to, #decidedAt = :now",
+        "ConditionExpression": f"{EXISTS} AND {IS_PENDING} AND {UNEXPIRED}",
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#expiresAt": "expiresAt",
+                                     "#decidedAt": "decidedAt"},
+        "ExpressionAttributeValues": {":to": to_value(status.value), ":now": to_value(to_sort_time(now)),
+                                      ":pending": to_value(ApprovalStatus.PENDING.value)},
+    }}
+
+
+def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, now: datetime) -> dict[str, Any]:
+    return {"Update": {
+        "TableName": db.tables.approvals, "Key": key(pk=user_id, sk=approval_id_),
+        "UpdateExpression": "SET #status = :used, #usedAt = :now",
+        "ConditionExpression": f"{EXISTS} AND {IS_APPROVED} AND {UNEXPIRED} AND {SAME_OPERATION}",
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#expiresAt": "expiresAt",
+                                     "#usedAt": "usedAt", "#endpointId": "endpointId", "#toolName": "toolName",
+                                     "#digest": "argumentsDigest"},
+        "ExpressionAttributeValues": {
+            ":used": to_value(ApprovalStatus.USED.value), ":approved": to_value(ApprovalStatus.APPROVED.value),
+            ":now": to_value(to_sort_time(now)), ":endpointId": to_value(operation.endpoint_id),
+            ":toolName": to_value(operation.tool_name), ":digest": to_value(operation.arguments_digest),
+        },
+    }}

@@ -1,0 +1,47 @@
+"""The skills catalog and the per-user enable switches (the seed's Binding)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from msgspec import Struct
+
+from skillcore.conversations import profile_store as users
+from skillcore.db.dynamo import Db
+from skillcore.errors import NotFound
+from skillcore.policy import grant_store
+from skillcore.policy.grants import PermissionGrant, ScopeType, same_major
+from skillcore.skills.builtin import Skills
+from skillcore.skills.manifest import SkillManifest
+
+
+class CatalogEntry(Struct, frozen=True):
+    manifest: SkillManifest
+    enabled: bool
+    granted: frozenset[str]  # permission codes with an active grant (filled once grants exist)
+
+
+def _granted_codes(grants: list[PermissionGrant], manifest: SkillManifest) -> frozenset[str]:
+    """Codes with an active user-scope grant that holds for this version (what the Skills page switches)."""
+    return frozenset(
+        g.permission_code for g in grants
+        if g.active and g.skill_id == manifest.skill_id and g.scope.type is ScopeType.USER
+        and same_major(g.skill_version, manifest.version)
+    )
+
+
+def catalog(db: Db, skills: Skills, user_id: str) -> list[CatalogEntry]:
+    disabled = users.get_disabled_skills(db, user_id)
+    grants = grant_store.all_grants(db, user_id)
+    return [
+        CatalogEntry(m, m.skill_id not in disabled, _granted_codes(grants, m)) for m in skills.manifests()
+    ]
+
+
+def set_enabled(db: Db, skills: Skills, user_id: str, skill_id: str, enabled: bool, now: datetime) -> CatalogEntry:
+    manifest = skills.manifest(skill_id)
+    if manifest is None:
+        raise NotFound("skill not found", code="skill_not_found")
+    disabled = users.set_skill_enabled(db, user_id, skill_id, enabled, now)
+    granted = _granted_codes(grant_store.all_grants(db, user_id), manifest) if manifest.permissions else frozenset()
+    return CatalogEntry(manifest, skill_id not in disabled, granted)

@@ -1,1 +1,0 @@
-"""Service functions: one use case each, collaborators passed in."""
