@@ -13,10 +13,10 @@ from skillcore.automation.offline_extraction import plan
 from skillcore.conversations.message_store import to_message_item
 from skillcore.conversations.models import Message, Origin, Role
 from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
+from skillcore.memory.port import MemoryPorts
 from skillcore.model.port import BlockKind, ChatMessage, ModelRequest, SystemBlock, ToolSpec
 from skillcore.skills.builtin import SKILLS
 from skillcore.skills.memory_extraction import MEMORY_EXTRACTION
-from skillcore.skills.memory_ports import MemoryPorts
 from skillcore.skills.memory_tools import MEMORY_FORGET, MEMORY_WRITE, MemoryForgetInput, MemoryWriteInput
 
 T = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)

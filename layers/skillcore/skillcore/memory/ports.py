@@ -14,8 +14,8 @@ from skillcore.db.dynamo import Db
 from skillcore.ids import stable_id
 from skillcore.memory import store as memory_store
 from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
+from skillcore.memory.port import MemoryPorts
 from skillcore.memory.retrieval import rank
-from skillcore.skills.memory_ports import MemoryPorts
 
 MemoryReader = Callable[[str, str], list[MemoryItem]]
 

@@ -12,8 +12,8 @@ import heapq
 import re
 from collections.abc import Iterable
 
+from skillcore.language import CJK_CHARACTER
 from skillcore.memory.models import MemoryItem
-from skillcore.skills.matchers import CJK_CHARACTER
 
 MAX_RESULTS = 6
 

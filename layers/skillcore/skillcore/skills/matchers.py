@@ -10,6 +10,8 @@ from enum import StrEnum
 
 from msgspec import Struct
 
+from skillcore.language import CJK_CHARACTER
+
 
 class MatchKind(StrEnum):
     COMMAND = "command"
@@ -44,10 +46,6 @@ def patterns(*expressions: str) -> tuple[str, ...]:
     """Semantic triggers. They are compiled on first use (and kept in `re`'s cache, which holds 512) rather
     than at import: compiling all of them costs a cold start ~10 ms, and only the chat function matches."""
     return expressions
-
-
-# Compiled on first use too: the code-point ranges make this class ~3 ms to compile.
-CJK_CHARACTER = r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"
 
 
 def is_chinese(text: str) -> bool:

@@ -6,6 +6,7 @@ important recent memories, under the same cap, through the same PolicyGate and T
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillcore.memory.port import MemoryPorts
 from skillcore.memory.retrieval import MAX_RESULTS, most_important, rank
 from skillcore.model.port import BlockKind, SystemBlock
 from skillcore.skills.manifest import (
@@ -17,7 +18,6 @@ from skillcore.skills.manifest import (
     SkillManifest,
 )
 from skillcore.skills.matchers import MatchKind, SkillMatchers, patterns
-from skillcore.skills.memory_ports import MemoryPorts
 from skillcore.skills.protocols import HostProtocol
 from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 

@@ -11,8 +11,8 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from skillcore.memory.models import CONTENT_MAX, TITLE_MAX
+from skillcore.memory.port import MemoryPorts
 from skillcore.skills.automation import AutomationTool
-from skillcore.skills.memory_ports import MemoryPorts
 
 
 class MemoryWriteInput(BaseModel):
