@@ -20,9 +20,9 @@ from typing import Any, TypeVar
 
 import pytest
 
-from skillcore.api.requests.capabilities import CreateUserCapability
 from skillcore.capabilities import service, store
 from skillcore.capabilities.models import MAX_BINDINGS_PER_CAPABILITY, MAX_CAPABILITIES_PER_USER
+from skillcore.capabilities.structure import CreateUserCapability
 from skillcore.db.dynamo import Db, make_db
 from skillcore.errors import DomainError
 from skillcore.settings import Settings

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from skillcore.api.requests import NOT_BLANK, not_blank
+from skillcore.shapes import NOT_BLANK, not_blank
 from skillcore_local.openapi import all_routes
 
 PATTERN = re.compile(NOT_BLANK["pattern"])

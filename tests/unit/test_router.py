@@ -12,8 +12,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from skillcore.api import errors as documented
 from skillcore.api.app import Caller, Routes
-from skillcore.api.requests import Paging, Strict
+from skillcore.api.requests import Paging
 from skillcore.errors import Conflict
+from skillcore.shapes import Strict
 
 
 class Echo(Struct, frozen=True, kw_only=True, rename="camel"):

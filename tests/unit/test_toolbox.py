@@ -11,10 +11,10 @@ from pydantic import Field
 
 from skillcore.api import errors as e
 from skillcore.api.app import Caller
-from skillcore.api.requests import Id, Strict
 from skillcore.api.toolbox import Toolbox
 from skillcore.api.views import Body
 from skillcore.errors import Conflict, NotFound, RuleViolation
+from skillcore.shapes import Id, Strict
 
 CALLER = Caller("user-1", admin=False)
 

@@ -15,7 +15,6 @@ from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
 from skillcore.api.requests.capabilities import (
     ConfirmDraft,
-    CreateUserCapability,
     ExpectedVersion,
     ExpectedVersionQuery,
     GenerateDraft,
@@ -31,6 +30,7 @@ from skillcore.capabilities import catalog, drafts, service
 from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.drafts import DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
+from skillcore.capabilities.structure import CreateUserCapability
 from skillcore.clock import Clock
 from skillcore.db import paging
 
@@ -86,7 +86,8 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         caller: Caller, userCapabilityId: str, body: UpdateUserCapability  # noqa: N803
     ) -> views.UserCapability:
         """Replace a draft's texts, workflow and platform capabilities (version + 1)."""
-        return views.user_capability(service.update(deps.capabilities, caller.user_id, userCapabilityId, body, now=deps.clock()))
+        return views.user_capability(service.update(deps.capabilities, caller.user_id, userCapabilityId, body,
+                                                   expected_version=body.expected_version, now=deps.clock()))
 
     @routes.route("DELETE", "/rpc/user-capabilities/<userCapabilityId>", response=None, status=204,
                   errors=(e.CONCURRENT_UPDATE,))
@@ -147,7 +148,8 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
                   errors=(e.UPSTREAM_ERROR,))
     def start_capability_draft(caller: Caller, body: StartDraft) -> views.CapabilityDraft:
         """start_create: a draft from a description, generated once (revision 1, kept 24 h)."""
-        return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, body, now=deps.clock()))
+        return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, body.description,
+                                                          now=deps.clock()))
 
     @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/generate", body=GenerateDraft,
                   response=views.CapabilityDraft,
@@ -156,7 +158,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         caller: Caller, draftId: str, body: GenerateDraft  # noqa: N803
     ) -> views.CapabilityDraft:
         """generate_draft: the answers added and the draft generated again (revision + 1)."""
-        return views.capability_draft(drafts.generate_draft(deps.drafts, caller.user_id, draftId, body,
+        return views.capability_draft(drafts.generate_draft(deps.drafts, caller.user_id, draftId, body.answers,
                                                             now=deps.clock()))
 
     @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/confirm", body=ConfirmDraft,
@@ -164,5 +166,5 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
                   errors=(e.DRAFT_REVISION_CONFLICT, e.DRAFT_HAS_GAPS, *CREATE))
     def confirm_capability_draft(caller: Caller, draftId: str, body: ConfirmDraft) -> views.UserCapability:  # noqa: N803
         """confirm_draft: the proposal becomes a capability (status draft), the draft confirmed, at once."""
-        return views.user_capability(drafts.confirm_draft(deps.drafts, caller.user_id, draftId, body,
+        return views.user_capability(drafts.confirm_draft(deps.drafts, caller.user_id, draftId, body.revision,
                                                           now=deps.clock()))

@@ -52,7 +52,8 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
     def start_create(caller: Caller, arguments: StartCreateArguments) -> views.CapabilityDraft:
         """Start creating a capability from the user's description of a routine: returns a draft (revision 1,
         kept 24 hours) with a proposal and the gaps to ask the user about. Nothing is created yet."""
-        return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, arguments, now=deps.clock()))
+        return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, arguments.description,
+                                                          now=deps.clock()))
 
     @toolbox.tool("generate_draft", arguments=GenerateDraftArguments,
                   errors=(e.NOT_FOUND, e.DRAFT_REVISION_CONFLICT, e.SCHEMA_NOT_ALLOWED, e.QUOTA_EXCEEDED,
@@ -61,7 +62,7 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
         """Answer a draft's gaps (each by its gapId: a text, or a tool binding of the user's host) and generate
         the draft again (revision + 1). Ask the user; never invent a tool binding or a capability id."""
         return views.capability_draft(drafts.generate_draft(deps.drafts, caller.user_id, arguments.draft_id,
-                                                            arguments, now=deps.clock()))
+                                                            arguments.answers, now=deps.clock()))
 
     @toolbox.tool("confirm_draft", arguments=ConfirmDraftArguments,
                   errors=(e.NOT_FOUND, e.DRAFT_REVISION_CONFLICT, e.DRAFT_HAS_GAPS, *CREATE))
@@ -69,4 +70,4 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
         """Turn a draft without gaps, at its current revision, into a user capability (status draft). The user
         activates it themselves afterwards; only then does it appear in list_capabilities."""
         return views.user_capability(drafts.confirm_draft(deps.drafts, caller.user_id, arguments.draft_id,
-                                                          arguments, now=deps.clock()))
+                                                          arguments.revision, now=deps.clock()))

@@ -57,7 +57,7 @@ from skillcore.model.port import (
 )
 
 if TYPE_CHECKING:  # pydantic request models are imported when a draft is generated, not at cold start
-    from skillcore.api.requests.capabilities import CreateUserCapability
+    from skillcore.capabilities.structure import CreateUserCapability
 
 PROPOSE_TOOL = "propose_capability"
 MAX_GAPS = 30
@@ -120,7 +120,7 @@ class Generated(Struct, frozen=True):
 def tool_schema() -> dict[str, Any]:
     """The tool's input: `{"proposal"?: create body, "gaps": [{path, kind, question}]}`; the create body's
     schema is the request model's own, its definitions hoisted to the tool schema's root."""
-    from skillcore.api.requests.capabilities import CreateUserCapability
+    from skillcore.capabilities.structure import CreateUserCapability
 
     proposal = CreateUserCapability.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
     definitions = proposal.pop("$defs", {})
@@ -285,9 +285,9 @@ def enforce(raw: Any, inputs: DraftInputs) -> Generated:
     """The model's tool input → what the server accepts of it (the rules in the module doc)."""
     from pydantic import ValidationError
 
-    from skillcore.api.requests.capabilities import CreateUserCapability
     from skillcore.capabilities.defences import references
     from skillcore.capabilities.service import binding_of, schema_errors, workflow_of
+    from skillcore.capabilities.structure import CreateUserCapability
 
     language = inputs.language()
     raw = raw if isinstance(raw, dict) else {}
@@ -334,7 +334,7 @@ def _enforce_references(
 ) -> dict[str, Any] | None:
     """Removes every reference the user did not give (adding its gap); the proposal without toolBindings,
     or None when no step is left."""
-    from skillcore.api.requests.capabilities import LocalToolStepInput
+    from skillcore.capabilities.structure import LocalToolStepInput
 
     allowed = named_ids(inputs.user_texts(), inputs.registered)
     host_of = {b["name"]: b["hostProfile"] for b in inputs.bindings}

@@ -30,7 +30,6 @@ from datetime import datetime, timedelta
 from msgspec import Struct
 from msgspec.structs import replace
 
-from skillcore.api.requests.capabilities import ConfirmDraft, CreateUserCapability, GenerateDraft, StartDraft
 from skillcore.capabilities import draft_store as store
 from skillcore.capabilities import drafter, errors, service
 from skillcore.capabilities.defences import schema_subset
@@ -44,6 +43,7 @@ from skillcore.capabilities.models import (
     UserCapability,
 )
 from skillcore.capabilities.service import CapabilityDeps
+from skillcore.capabilities.structure import CreateUserCapability, DraftAnswerInput
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op
 from skillcore.errors import RuleViolation, UpstreamError
@@ -120,12 +120,12 @@ def get_draft(deps: DraftDeps, user_id: str, draft_id: str, *, now: datetime) ->
     return _as_of(draft, now)
 
 
-def start_create(deps: DraftDeps, user_id: str, body: StartDraft, *, now: datetime) -> Draft:
+def start_create(deps: DraftDeps, user_id: str, description: str, *, now: datetime) -> Draft:
     """A new open draft from the description, generated once: revision 1, expiring in 24 h."""
     draft_id = new_id(now)
-    proposal, gaps = _generate(deps, body.description, (), (), 1)
+    proposal, gaps = _generate(deps, description, (), (), 1)
     draft = Draft(
-        user_id=user_id, draft_id=draft_id, revision=1, status=DraftStatus.OPEN, description=body.description,
+        user_id=user_id, draft_id=draft_id, revision=1, status=DraftStatus.OPEN, description=description,
         answers=(), bindings=(), proposal=proposal, gaps=gaps, created_at=now, updated_at=now,
         expires_at=now + timedelta(hours=DRAFT_LIFETIME_HOURS),
     )
@@ -140,13 +140,13 @@ def _answer_error(index: int, field: str, message: str) -> RuleViolation:
 
 
 def _merge_answers(
-    deps: DraftDeps, current: Draft, body: GenerateDraft, now: datetime
+    deps: DraftDeps, current: Draft, given: Sequence[DraftAnswerInput], now: datetime
 ) -> tuple[tuple[DraftAnswer, ...], tuple[dict[str, object], ...]]:
     gaps = {g.gap_id: g for g in current.gaps}
     seen: set[str] = set()
     answers = list(current.answers)
     bindings = {str(b["name"]): b for b in current.bindings}
-    for i, answer in enumerate(body.answers):
+    for i, answer in enumerate(given):
         gap = gaps.get(answer.gap_id)
         if gap is None:
             stale = re.fullmatch(r"g(\d+)-\d+", answer.gap_id)
@@ -164,7 +164,7 @@ def _merge_answers(
                 rules = tuple(dict.fromkeys(audit_code(e["keyword"].lstrip("$") or "schema") for e in found))
                 audit_store.put_audit(deps.capabilities.db, _event(
                     current, AuditAction.USER_CAPABILITY_DRAFT_GENERATE, now, decision=Decision.DENIED,
-                    reason=service.SCHEMA_NOT_ALLOWED, answers=len(body.answers), defence_rules=rules))
+                    reason=service.SCHEMA_NOT_ALLOWED, answers=len(given), defence_rules=rules))
                 raise errors.defence_error(service.SCHEMA_NOT_ALLOWED, "an input schema uses something outside the "
                                            "allowed JSON Schema subset", errs)
             bindings[answer.binding.name] = answer.binding.model_dump(by_alias=True)
@@ -176,26 +176,28 @@ def _merge_answers(
     return tuple(answers[-MAX_STORED_ANSWERS:]), tuple(sorted(bindings.values(), key=lambda b: str(b["name"])))
 
 
-def generate_draft(deps: DraftDeps, user_id: str, draft_id: str, body: GenerateDraft, *, now: datetime) -> Draft:
+def generate_draft(
+    deps: DraftDeps, user_id: str, draft_id: str, given: Sequence[DraftAnswerInput], *, now: datetime
+) -> Draft:
     """The draft again, with the answers, at revision + 1; a draft no longer open is answered as it is."""
     current = get_draft(deps, user_id, draft_id, now=now)
     if current.status is not DraftStatus.OPEN:
         return current
-    answers, bindings = _merge_answers(deps, current, body, now)
+    answers, bindings = _merge_answers(deps, current, given, now)
     revision = current.revision + 1
     proposal, gaps = _generate(deps, current.description, answers, bindings, revision)
     after = replace(current, revision=revision, answers=answers, bindings=bindings, proposal=proposal, gaps=gaps,
                     updated_at=now)
-    event = _event(after, AuditAction.USER_CAPABILITY_DRAFT_GENERATE, now, answers=len(body.answers))
+    event = _event(after, AuditAction.USER_CAPABILITY_DRAFT_GENERATE, now, answers=len(given))
     store.replace(deps.capabilities.db, after, expected_revision=current.revision, now=now,
                   extra=[_audit_op(deps, event)])
     return after
 
 
-def confirm_draft(deps: DraftDeps, user_id: str, draft_id: str, body: ConfirmDraft, *, now: datetime) -> UserCapability:
+def confirm_draft(deps: DraftDeps, user_id: str, draft_id: str, revision: int, *, now: datetime) -> UserCapability:
     """The draft's proposal as a new capability (status draft), and the draft confirmed, in one transaction."""
     current = get_draft(deps, user_id, draft_id, now=now)
-    if current.status is not DraftStatus.OPEN or current.revision != body.revision:
+    if current.status is not DraftStatus.OPEN or current.revision != revision:
         raise errors.draft_revision_conflict(current.revision, current.status.value, current.user_capability_id)
     proposal = current.full_proposal()
     if current.gaps or proposal is None:
@@ -206,7 +208,7 @@ def confirm_draft(deps: DraftDeps, user_id: str, draft_id: str, body: ConfirmDra
         confirmed = replace(current, revision=current.revision + 1, status=DraftStatus.CONFIRMED, updated_at=now,
                             user_capability_id=capability.user_capability_id)
         return [
-            Op("draft", store.confirm_draft_op(deps.capabilities.db, user_id, draft_id, expected_revision=body.revision,
+            Op("draft", store.confirm_draft_op(deps.capabilities.db, user_id, draft_id, expected_revision=revision,
                                                user_capability_id=capability.user_capability_id, now=now)),
             _audit_op(deps, _event(confirmed, AuditAction.USER_CAPABILITY_DRAFT_CONFIRM, now)),
         ]

@@ -24,13 +24,6 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace
 
-from skillcore.api.requests.capabilities import (
-    CreateUserCapability,
-    LocalToolStepInput,
-    ToolBindingInput,
-    UpdateUserCapability,
-    WorkflowInput,
-)
 from skillcore.capabilities import errors, store
 from skillcore.capabilities.defences import references, schema_subset, text_filter
 from skillcore.capabilities.models import (
@@ -41,6 +34,13 @@ from skillcore.capabilities.models import (
     ToolBinding,
     UserCapability,
     Workflow,
+)
+from skillcore.capabilities.structure import (
+    CapabilityFields,
+    CreateUserCapability,
+    LocalToolStepInput,
+    ToolBindingInput,
+    WorkflowInput,
 )
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Backoff, Op
@@ -227,17 +227,18 @@ def _editable(capability: UserCapability, expected_version: int) -> None:
 
 
 def update(
-    deps: CapabilityDeps, user_id: str, user_capability_id: str, body: UpdateUserCapability, *, now: datetime
+    deps: CapabilityDeps, user_id: str, user_capability_id: str, body: CapabilityFields, *, expected_version: int,
+    now: datetime,
 ) -> UserCapability:
     current = get(deps, user_id, user_capability_id)
-    _editable(current, body.expected_version)
+    _editable(current, expected_version)
     after = replace(
         current, display_name=body.display_name, when_to_use=tuple(body.when_to_use),
         workflow=workflow_of(body.workflow), platform_capability_ids=tuple(body.platform_capability_ids),
         version=current.version + 1, updated_at=now,
     )
     _defend(deps, after, AuditAction.USER_CAPABILITY_UPDATE, now)
-    store.replace(deps.db, after, expected_version=body.expected_version, expected_status=CapabilityStatus.DRAFT,
+    store.replace(deps.db, after, expected_version=expected_version, expected_status=CapabilityStatus.DRAFT,
                   extra=[_audit_op(deps.db, _event(after, AuditAction.USER_CAPABILITY_UPDATE, now))])
     return after
 

@@ -1,7 +1,8 @@
 """Request models of the approval routes."""
 
-from skillcore.api.requests import Paging, Strict
+from skillcore.api.requests import Paging
 from skillcore.approvals.models import ApprovalDecision, ApprovalStatus
+from skillcore.shapes import Strict
 
 
 class ApprovalQuery(Paging):

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
-from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
+from skillcore.shapes import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
 
 Weekday = Annotated[int, Field(ge=1, le=7, strict=True), INTEGRAL]
 LocalTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]

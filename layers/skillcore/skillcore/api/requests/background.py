@@ -2,8 +2,9 @@
 
 from pydantic import AwareDatetime, Field
 
-from skillcore.api.requests import Id, Paging, Strict
+from skillcore.api.requests import Paging
 from skillcore.background.lifecycle import JobStatus
+from skillcore.shapes import Id, Strict
 
 
 class CreateBackgroundJob(Strict):

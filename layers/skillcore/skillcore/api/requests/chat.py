@@ -2,7 +2,7 @@
 
 from pydantic import Field, field_validator
 
-from skillcore.api.requests import NOT_BLANK, Id, Strict, not_blank
+from skillcore.shapes import NOT_BLANK, Id, Strict, not_blank
 
 
 class PostMessage(Strict):

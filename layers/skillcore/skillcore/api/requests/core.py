@@ -4,9 +4,10 @@ from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
 
-from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Paging, Strict, not_blank
+from skillcore.api.requests import Paging
 from skillcore.conversations.models import ConversationKind
 from skillcore.memory.models import MemoryStatus
+from skillcore.shapes import INTEGRAL, NOT_BLANK, Id, Strict, not_blank
 
 
 class PutProfile(Strict):

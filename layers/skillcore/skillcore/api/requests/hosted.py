@@ -5,7 +5,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, field_validator
 
-from skillcore.api.requests import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
+from skillcore.shapes import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
 
 EndpointName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{2,39}$")]
 DisplayName = Annotated[str, StringConstraints(min_length=1, max_length=60), AfterValidator(not_blank),

@@ -4,7 +4,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from skillcore.api.requests import Id, Paging, Strict
+from skillcore.api.requests import Paging
+from skillcore.shapes import Id, Strict
 
 
 class PatchSkill(Strict):

@@ -4,7 +4,6 @@ from typing import Annotated
 
 from pydantic import AwareDatetime, Field, StringConstraints
 
-from skillcore.api.requests import Id, Strict
 from skillcore.api.requests.capabilities import (
     CAPABILITY_ID,
     ConfirmDraft,
@@ -12,6 +11,7 @@ from skillcore.api.requests.capabilities import (
     HostProfile,
     StartDraft,
 )
+from skillcore.shapes import Id, Strict
 
 
 class NoArguments(Strict):
