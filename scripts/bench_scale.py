@@ -21,6 +21,7 @@ automation reply per succeeded run. Slot delay p50/p99 come from the run records
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import queue
 import random
@@ -157,15 +158,18 @@ def _pct(values: list[int], q: float) -> float:
 def drain(dynamo: SharedDynamo, *, workers: int, items: int, reminders: int, slots: int, shards: int, model_rpm: int,
           rng: random.Random) -> ScaleRun:
     from scripts.bench_automation import seed as seed_slots
+    from skillcore.automation import store as automation_store
     from skillcore.automation.offline_extraction import plan
     from skillcore.automation.runner import AutomationRunner
     from skillcore.automation.throttle import RateLimiter, ThrottledModel
-    from skillcore.background.worker import ScanSummary, Worker
+    from skillcore.background import job_store
+    from skillcore.background.worker import Worker
     from skillcore.db.dynamo import make_db
     from skillcore.model.offline import OfflineModel
     from skillcore.settings import Settings
     from skillcore.skills.builtin import SKILLS
     from skillcore.work.dispatch import ShardTask, find_work, run_task
+    from skillcore.work.drain import Probe, ScanSummary
 
     env = dynamo.function_env(dynamo.fresh_tables("scale"))
     env["SKILLS_DUE_SHARDS"] = env["SKILLS_DUE_SHARDS_PREVIOUS"] = str(shards)
@@ -235,7 +239,9 @@ def drain(dynamo: SharedDynamo, *, workers: int, items: int, reminders: int, slo
             super().send(bodies)
 
     began = time.perf_counter()
-    shard_tasks = find_work(dispatcher, now)
+    shard_tasks = find_work(dispatcher.shards.read, (
+        Probe("background", functools.partial(job_store.probe, dispatcher)),
+        Probe("automation", functools.partial(automation_store.probe, dispatcher))), now)
     _Queue().send([t.encode() for t in shard_tasks])
     result.tasks = len(shard_tasks)
     summaries = [ScanSummary() for _ in range(workers)]
@@ -259,12 +265,11 @@ def drain(dynamo: SharedDynamo, *, workers: int, items: int, reminders: int, slo
                     continue
                 try:
                     deadline = time.monotonic() + TASK_BUDGET_MS / 1000
-                    done = run_task(ShardTask.decode(body), worker, runner, _Continuations(),  # type: ignore[arg-type]
+                    done = run_task(ShardTask.decode(body), {"background": worker, "automation": runner},  # type: ignore[arg-type]
+                                    _Continuations(),
                                     lambda deadline=deadline: int((deadline - time.monotonic()) * 1000),
                                     age_seconds=time.monotonic() - sent, max_age_seconds=3600)
-                    for name in ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled",
-                                 "lost_races"):
-                        setattr(total, name, getattr(total, name) + getattr(done.summary, name))
+                    total.add(done.summary)
                 finally:
                     with busy_lock:
                         busy[0] -= 1

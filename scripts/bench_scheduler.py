@@ -9,6 +9,7 @@ Next to the runs: the raw conditional-UpdateItem rate of the same DynamoDB Local
 
 from __future__ import annotations
 
+import functools
 import os
 import queue
 import random
@@ -230,8 +231,9 @@ def drain(dynamo: SharedDynamo, *, scanners: int, jobs: int, rng: random.Random)
 
     # The deployed path: the dispatcher's shard tasks in a queue, each worker thread takes the next task
     # and works its shard (dispatch.run_task, WorkerFunction's code); a continuation goes back in the queue.
-    from skillcore.background.worker import ScanSummary
+    from skillcore.background import job_store
     from skillcore.work.dispatch import ShardTask, find_work, run_task
+    from skillcore.work.drain import Probe, ScanSummary
 
     tasks: queue.SimpleQueue[str] = queue.SimpleQueue()
 
@@ -241,7 +243,7 @@ def drain(dynamo: SharedDynamo, *, scanners: int, jobs: int, rng: random.Random)
                 tasks.put(body)
 
     dispatch_started = time.perf_counter()
-    _Queue().send([task.encode() for task in find_work(seeder, now)])
+    _Queue().send([task.encode() for task in find_work(seeder.shards.read, (Probe("background", functools.partial(job_store.probe, seeder)),), now)])
     dispatch_seconds = time.perf_counter() - dispatch_started
 
     def scan(index: int) -> None:
@@ -253,10 +255,9 @@ def drain(dynamo: SharedDynamo, *, scanners: int, jobs: int, rng: random.Random)
                     body = tasks.get_nowait()
                 except queue.Empty:
                     break
-                result = run_task(ShardTask.decode(body), workers[index], None, _Queue(),  # type: ignore[arg-type]
+                result = run_task(ShardTask.decode(body), {"background": workers[index]}, _Queue(),  # type: ignore[arg-type]
                                   lambda: 10**9, age_seconds=0, max_age_seconds=600)
-                for name in ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled", "lost_races"):
-                    setattr(total, name, getattr(total, name) + getattr(result.summary, name))
+                total.add(result.summary)
             summaries[index] = total
         except BaseException as error:  # noqa: BLE001 - reported below
             errors.append(error)

@@ -93,7 +93,7 @@ class ScanPath:
         os.environ["SKILLS_WORK_QUEUE_URL"] = self.sqs.create_queue(QueueName="skillcore-work")["QueueUrl"]
         self.scan = load_function("ScanFunction")
         self.worker = load_function("WorkerFunction")
-        self.automations = self.worker.work._automations
+        self.automations = self.worker.work.source("automation")
 
     def lambda_handler(self, event: dict[str, Any], context: Any) -> dict[str, int]:
         self.scan.lambda_handler(event, context)

@@ -30,8 +30,8 @@ db = make_db(settings)
 # A shard's items run settings.worker_concurrency at once (skillcore/work/fanout.py), each behind its own claim.
 model = throttled(make_model(settings, read_timeout=60.0, tool_planner=plan), settings)
 work = ShardWork(
-    Worker(db, SKILLS.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
-    AutomationRunner(db, SKILLS, model, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
+    (Worker(db, SKILLS.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
+     AutomationRunner(db, SKILLS, model, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency)),
     make_work_queue(settings.work_queue_url, settings.region),
     max_age_seconds=settings.work_max_age_seconds,
 )

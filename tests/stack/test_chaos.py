@@ -30,11 +30,12 @@ from skillcore import faults
 from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.background.service import cancel_job
-from skillcore.background.worker import ScanSummary, Worker
+from skillcore.background.worker import Worker
 from skillcore.errors import Conflict, NotFound
 from skillcore.policy.grants import GrantScope
 from skillcore.policy.permissions import set_permission
 from skillcore.skills.builtin import SKILLS
+from skillcore.work.drain import ScanSummary
 
 from .conftest import LocalTables
 from .job_world import CODE, SKILL, World, grant_users, job_world, put_jobs, reminder_job, scan_table

@@ -19,7 +19,7 @@ import pytest
 
 from skillcore.background import job_store
 from skillcore.background.models import BackgroundJob
-from skillcore.background.worker import ScanSummary, Worker
+from skillcore.background.worker import Worker
 from skillcore.chat.service import ChatDeps, post_message
 from skillcore.clock import to_api_time
 from skillcore.conversations.conversation_store import get_conversation
@@ -27,6 +27,7 @@ from skillcore.db.dynamo import Db, from_item
 from skillcore.executor.assembly import build_executor
 from skillcore.model.offline import OfflineModel
 from skillcore.skills.builtin import SKILLS
+from skillcore.work.drain import ScanSummary
 from skillcore_local.ddb_local import client as ddb_client
 
 from .conftest import LocalTables

@@ -16,10 +16,11 @@ import pytest
 
 from skillcore.automation.runner import AutomationRunner
 from skillcore.background.models import BackgroundJob
-from skillcore.background.worker import SAFETY_MARGIN_MS, ScanSummary, Worker
+from skillcore.background.worker import Worker
 from skillcore.model.offline import OfflineModel
 from skillcore.skills.builtin import SKILLS
 from skillcore.work.dispatch import ShardTask, find_work, run_task
+from skillcore.work.drain import SAFETY_MARGIN_MS, ScanSummary
 
 from .conftest import LocalTables
 from .job_world import World, job_world, scan_table
@@ -99,7 +100,8 @@ def work_tasks(world: World, workers: list[Worker], tasks: Tasks, budget: Callab
         try:
             barrier.wait(timeout=30)
             while (body := tasks.take()) is not None:
-                done = run_task(ShardTask.decode(body), workers[i], automations, tasks, budget(),  # type: ignore[arg-type]
+                done = run_task(ShardTask.decode(body), {"background": workers[i], "automation": automations}, tasks,  # type: ignore[arg-type]
+                                budget(),
                                 age_seconds=0, max_age_seconds=600)
                 for name in ScanSummary.__struct_fields__:
                     setattr(summaries[i], name, getattr(summaries[i], name) + getattr(done.summary, name))
@@ -124,7 +126,7 @@ def test_workers_running_several_items_each_run_every_job_once_under_duplicate_d
     seed(world, users=8, agents_per_user=2, jobs=160, due_by=T0, rng=random.Random(13))
     workers = [GaugedWorker(world.new_db(), SKILLS.background, rng=random.Random(i), concurrency=4) for i in range(3)]
     tasks = Tasks()
-    shard_tasks = [t.encode() for t in find_work(world.db, T0)]
+    shard_tasks = [t.encode() for t in find_work(world.db.shards.read, (Worker(world.db, SKILLS.background),), T0)]
     assert len(shard_tasks) == world.db.shards.read  # 160 jobs: every shard has due work
     tasks.bodies = shard_tasks + shard_tasks  # every task delivered twice: two workers share each shard
 
@@ -146,7 +148,7 @@ def test_a_short_budget_hands_the_rest_of_a_shard_on_without_losing_or_doubling_
     workers: list[Worker] = [Worker(world.new_db(), SKILLS.background, rng=random.Random(20 + i), concurrency=4)
                              for i in range(2)]
     tasks = Tasks()
-    tasks.bodies = [t.encode() for t in find_work(world.db, T0)]
+    tasks.bodies = [t.encode() for t in find_work(world.db.shards.read, (Worker(world.db, SKILLS.background),), T0)]
 
     def short_budget() -> Callable[[], int]:
         """Time for a few item starts, then short: each task runs a handful of jobs and hands on the rest."""
@@ -166,4 +168,4 @@ def test_a_short_budget_hands_the_rest_of_a_shard_on_without_losing_or_doubling_
     assert sum(s.succeeded for s in summaries) == 120
     every_job_once(world, 120)
     # Nothing is left due: a later task finds no work.
-    assert find_work(world.db, T0 + timedelta(minutes=5)) == []
+    assert find_work(world.db.shards.read, (Worker(world.db, SKILLS.background),), T0 + timedelta(minutes=5)) == []

@@ -148,6 +148,6 @@ def test_a_scan_with_nothing_due_sends_nothing(monkeypatch) -> None:
     class Layout:
         shards = ShardLayout()
 
-    monkeypatch.setattr(dispatch, "find_work", lambda db, now: [])
-    summary = dispatch.dispatch(Layout(), Unreachable(), datetime(2026, 12, 4, tzinfo=UTC))  # type: ignore[arg-type]
+    monkeypatch.setattr(dispatch, "find_work", lambda shards, sources, now: [])
+    summary = dispatch.dispatch(Layout().shards.read, (), Unreachable(), datetime(2026, 12, 4, tzinfo=UTC))  # type: ignore[arg-type]
     assert (summary.messages, summary.shards) == (0, ShardLayout().read)

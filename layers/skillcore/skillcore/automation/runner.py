@@ -10,7 +10,6 @@ skill that runs jobs (skills.automations.job_runner()) guards the run: without i
 from __future__ import annotations
 
 import random
-import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -37,7 +36,8 @@ from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide
 from skillcore.skills.builtin import Skills
-from skillcore.work.fanout import DEFAULT_CONCURRENCY, Fanout
+from skillcore.work.drain import DEFAULT_BATCH, Drain, Handled, ScanSummary, drain_all
+from skillcore.work.fanout import DEFAULT_CONCURRENCY
 
 __all__ = ["AutomationRunner", "RunOutcome", "TransientRunError"]
 
@@ -45,7 +45,7 @@ __all__ = ["AutomationRunner", "RunOutcome", "TransientRunError"]
 class AutomationRunner:
     def __init__(
         self, db: Db, skills: Skills, model: ChatModel, *, retry: RetryPolicy | None = None,
-        rng: random.Random | None = None, batch_size: int = 20, ports_for: PortsFor | None = None,
+        rng: random.Random | None = None, batch_size: int = DEFAULT_BATCH, ports_for: PortsFor | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
     ):
         self._db = db
@@ -53,8 +53,7 @@ class AutomationRunner:
         self._model = model
         self._retry = retry or RetryPolicy()
         self._rng = rng or random.Random()
-        self._batch = batch_size
-        self._fanout = Fanout(concurrency)
+        self._drain = Drain(batch_size=batch_size, concurrency=concurrency, rng=self._rng)
         self.slot_delays_ms: deque[int] = deque(maxlen=100_000)  # for the bench; the metric is the product's
         # The tools' ports: the job runner's tools are the memory tools, bound to the Memories table.
         self._agent_turn = AgentTurn(
@@ -62,82 +61,53 @@ class AutomationRunner:
             audit=lambda job, now, decision, reason, tools: self._audit(job, now, decision, reason, tools=tools),
         )
 
-    # -- the scan ------------------------------------------------------------------------------------
-    def scan(self, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int,
-             failures: ScanFailures | None = None) -> int:
-        """Runs every due slot it wins while time remains, shard by shard (`scan_shard`, the same code a
+    # -- the scan: due slots as the drain engine's source (work/drain.py) ------------------------------
+    kind = "automation"
+
+    def scan(self, now: datetime, remaining_ms: Callable[[], int], failures: ScanFailures | None = None) -> int:
+        """Runs every due slot it wins while time remains, shard by shard (`work_shard`, the same code a
         WorkerFunction runs for one queue message); returns the number of runs recorded."""
-        failures = failures if failures is not None else ScanFailures()
-        runs = 0
-        shards = self._db.shards.read
-        start = self._rng.randrange(shards)
-        for offset in range(shards):
-            if remaining_ms() <= margin_ms:
-                break
-            done, _ = self.scan_shard((start + offset) % shards, now, remaining_ms, margin_ms=margin_ms,
-                                      failures=failures)
-            runs += done
-        return runs
+        summary = ScanSummary()
+        drain_all(self, self._db.shards.read, now, remaining_ms, summary,
+                  failures if failures is not None else ScanFailures(), self._rng)
+        return summary.automation_runs
 
-    def scan_shard(self, shard_no: int, now: datetime, remaining_ms: Callable[[], int], *, margin_ms: int,
-                   failures: ScanFailures, since: float | None = None) -> tuple[int, bool]:
-        """(runs recorded, whether due slots may be left because time ran short). A job that cannot be read
-        or claimed is recorded in `failures` and skipped: it never stops the other users' jobs.
-        `since`: the time.monotonic() instant that `now` stands for (default: this call's start; a worker
-        passes the queue message's age into it), so a run's end is `now` plus the time since then,
-        including the runs before it in this shard."""
-        since = time.monotonic() if since is None else since
-        skill_id = self._skills.automations.job_runner().manifest.skill_id
-        runs = 0
-        while True:
-            if remaining_ms() <= margin_ms:
-                return runs, True
-            due = store.due_jobs(self._db, shard_no, now, limit=self._batch)
-            self._rng.shuffle(due)
-            won, ran, short = self._run_batch(due, now, remaining_ms, margin_ms, failures, skill_id, since)
-            runs += ran
-            if short:
-                return runs, True
-            if len(due) < self._batch or won == 0:
-                return runs, False
+    def probe(self, shard_no: int, now: datetime) -> tuple[bool, bool]:
+        return store.probe(self._db, shard_no, now)
 
-    def _run_batch(self, due: list[AutomationJob | UnreadableRecord], now: datetime, remaining_ms: Callable[[], int],
-                   margin_ms: int, failures: ScanFailures, skill_id: str, since: float) -> tuple[int, int, bool]:
-        """(slots won or skipped, runs recorded, whether time ran short). Up to `concurrency` slots at once
-        (a run mostly waits on the model), each behind its own conditional claim; none starts once time is
-        short, and every started run is recorded before this returns."""
-        lock = threading.Lock()
-        tally = {"won": 0, "runs": 0}
-        short = [False]
+    def recover_shard(self, shard_no: int, now: datetime, summary: ScanSummary, failures: ScanFailures) -> None:
+        """Nothing to recover: a slot whose run died is claimed again once its claim's lease ends."""
 
-        def stop() -> bool:
-            short[0] = short[0] or remaining_ms() <= margin_ms
-            return short[0]
+    def work_shard(self, shard_no: int, now: datetime, remaining_ms: Callable[[], int], summary: ScanSummary,
+                   failures: ScanFailures, *, yield_on_race: bool = False, since: float | None = None) -> bool:
+        """Runs the due slots of one shard (up to `concurrency` at once: a run mostly waits on the model), each
+        behind its own conditional claim; whether due slots may be left because time ran short. A job that
+        cannot be read or claimed is recorded in `failures` and skipped: it never stops the other users' jobs.
+        A run's end is `now` plus the time since `since` (see Drain.shard), including the runs before it."""
+        return self._drain.shard(self, shard_no, now, remaining_ms, summary, failures, yield_on_race=yield_on_race,
+                                 since=since)
 
-        def one(job: AutomationJob | UnreadableRecord) -> None:
-            won = ran = 0
-            try:
-                if isinstance(job, UnreadableRecord):
-                    won = self._skip(failures, job.item_id, job, now)
-                    return
-                if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
-                    return
-                try:
-                    claimed = self.claim(job, now)
-                    if claimed is None:
-                        return
-                    won = 1
-                    with job_keys(job_id=claimed.job_id, skill_id=skill_id):
-                        ran = self.run_slot(claimed, now, since=since)
-                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
-                    won += self._skip(failures, job.job_id, error, now)
-            finally:
-                with lock:
-                    tally["won"] += won
-                    tally["runs"] += ran
+    def candidates(self, shard_no: int, now: datetime, limit: int) -> list[AutomationJob | UnreadableRecord]:
+        return store.due_jobs(self._db, shard_no, now, limit=limit)
 
-        self._fanout.run(due, one, stop=stop)
-        return tally["won"], tally["runs"], short[0]
+    def handle(self, job: AutomationJob | UnreadableRecord, now: datetime, summary: ScanSummary,
+               failures: ScanFailures, since: float) -> Handled:
+        if isinstance(job, UnreadableRecord):
+            return Handled(progress=self._skip(failures, job.item_id, job, now))
+        if job.status is not AutomationStatus.ACTIVE or job.next_run_at > now:
+            return Handled()
+        won = 0
+        try:
+            claimed = self.claim(job, now)
+            if claimed is None:
+                return Handled()
+            won = 1
+            skill_id = self._skills.automations.job_runner().manifest.skill_id
+            with job_keys(job_id=claimed.job_id, skill_id=skill_id):
+                summary.automation_runs += self.run_slot(claimed, now, since=since)
+        except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+            won += self._skip(failures, job.job_id, error, now)
+        return Handled(progress=won)
 
     def _skip(self, failures: ScanFailures, job_id: str, error: BaseException, now: datetime) -> int:
         """Records a job this scan cannot handle; 1 if it was new to this scan (progress), else 0."""

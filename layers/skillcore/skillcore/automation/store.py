@@ -189,3 +189,8 @@ def list_runs(db: Db, job_id: str, *, limit: int, cursor: str | None) -> tuple[l
     page = query_page(db, table=db.tables.automation_runs, partition=("pk", job_id), limit=limit, cursor=cursor,
                       newest_first=True)
     return readable(RUN_KIND, page.items, _run), page.next_cursor
+
+
+def probe(db: Db, shard_no: int, now: datetime) -> tuple[bool, bool]:
+    """(due slots, nothing to recover) in a shard: a Query with Limit 1 (the dispatching scan's question)."""
+    return bool(due_jobs(db, shard_no, now, limit=1)), False

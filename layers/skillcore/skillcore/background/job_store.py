@@ -229,3 +229,8 @@ def retry_sets(job_id: str, at: datetime, error_code: str, shards: int = SHARDS)
 
 
 LEASE_FIELDS = ("leaseShard", "leaseAt", "leaseExpiresAt")
+
+
+def probe(db: Db, shard_no: int, now: datetime) -> tuple[bool, bool]:
+    """(due jobs, expired leases) in a shard: a Query with Limit 1 on each (the dispatching scan's question)."""
+    return (bool(due_candidates(db, shard_no, now, limit=1)), bool(expired_leases(db, shard_no, now, limit=1)))

@@ -11,12 +11,10 @@ shared by a batch.
 from __future__ import annotations
 
 import random
-import threading
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from msgspec import Struct
 from pydantic import ValidationError
 
 from skillcore import faults
@@ -39,41 +37,8 @@ from skillcore.policy.gate import PolicyInput, scope_candidates
 from skillcore.policy.gate import decide as policy_decide
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.background import BackgroundPorts, BackgroundRegistry
-from skillcore.work.fanout import DEFAULT_CONCURRENCY, Fanout
-
-DEFAULT_BATCH = 20
-SAFETY_MARGIN_MS = 20_000
-
-
-class ScanSummary(Struct):
-    recovered: int = 0
-    claimed: int = 0
-    succeeded: int = 0
-    retried: int = 0
-    failed: int = 0
-    cancelled: int = 0
-    lost_races: int = 0
-
-    def as_dict(self) -> dict[str, int]:
-        return {
-            "recovered": self.recovered, "claimed": self.claimed, "succeeded": self.succeeded,
-            "retried": self.retried, "failed": self.failed, "cancelled": self.cancelled,
-        }
-
-
-def _add(total: ScanSummary, part: ScanSummary) -> None:
-    for name in ScanSummary.__struct_fields__:
-        setattr(total, name, getattr(total, name) + getattr(part, name))
-
-
-class _Batch:
-    """What the items of one batch of a shard did, written under `lock` by the threads that ran them."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.progress = 0
-        self.raced = False
-        self.short = False
+from skillcore.work.drain import DEFAULT_BATCH, Drain, Handled, ScanSummary, drain_all
+from skillcore.work.fanout import DEFAULT_CONCURRENCY
 
 
 class _Delivery:
@@ -96,90 +61,51 @@ class Worker:
     ):
         self._db = db
         self._registry = registry
-        self._batch = batch_size
-        self._fanout = Fanout(concurrency)
         self._retry = retry or RetryPolicy()
         self._rng = rng or random.Random()
+        self._drain = Drain(batch_size=batch_size, concurrency=concurrency, rng=self._rng)
 
-    # -- the scan ------------------------------------------------------------------------------------
+    # -- the scan: this kind of due work as the drain engine's source (work/drain.py) -------------------
+    kind = "background"
+
     def scan(self, now: datetime, remaining_ms: Callable[[], int] = lambda: 10**9,
              failures: ScanFailures | None = None) -> ScanSummary:
-        """Every shard in one invocation (the bench and the tests' scanner threads): lease recovery, then each
-        shard through `work_shard`, the same code a WorkerFunction runs for one queue message. `failures`
-        collects the items this scan skipped (one job's failure never stops the others)."""
+        """Every shard in one invocation (the bench and the tests' scanners). `failures` collects the items
+        this scan skipped (one job's failure never stops the others)."""
         summary = ScanSummary()
-        failures = failures if failures is not None else ScanFailures()
-        self.recover(now, summary, failures)
-        # Each scanner walks the shards in its own random order; a shard it leaves after a lost race (another
-        # scanner works it) is visited again later, so concurrent scanners spread out instead of queueing.
-        pending = self._rng.sample(range(self._db.shards.read), self._db.shards.read)
-        while pending and remaining_ms() > SAFETY_MARGIN_MS:
-            pending = [shard_no for shard_no in pending
-                       if self.work_shard(shard_no, now, remaining_ms, summary, failures, yield_on_race=True)]
+        drain_all(self, self._db.shards.read, now, remaining_ms, summary,
+                  failures if failures is not None else ScanFailures(), self._rng)
         return summary
 
+    def probe(self, shard_no: int, now: datetime) -> tuple[bool, bool]:
+        return job_store.probe(self._db, shard_no, now)
+
     def work_shard(self, shard_no: int, now: datetime, remaining_ms: Callable[[], int], summary: ScanSummary,
-                   failures: ScanFailures, *, yield_on_race: bool = False) -> bool:
-        """Claims and runs the due jobs of one shard while time remains. True when due work may be left (time
-        ran short, or `yield_on_race` and another worker won a race here), False when the shard is drained.
+                   failures: ScanFailures, *, yield_on_race: bool = False, since: float | None = None) -> bool:
+        """Claims and runs the due jobs of one shard while time remains (Drain.shard says when it stops). The
+        worker's `concurrency` (settings.worker_concurrency) bounds how many of a batch run at once."""
+        return self._drain.shard(self, shard_no, now, remaining_ms, summary, failures, yield_on_race=yield_on_race,
+                                 since=since)
 
-        Candidates come in random order, so two workers handed the same shard (a duplicate message, a
-        continuation racing a new scan) mostly claim different jobs; each claim is conditional either way.
-        The worker's `concurrency` (settings.worker_concurrency) bounds how many of a batch run at once."""
-        while True:
-            if remaining_ms() <= SAFETY_MARGIN_MS:
-                return True
-            candidates = job_store.due_candidates(self._db, shard_no, now, limit=self._batch)
-            if not candidates:
-                return False
-            self._rng.shuffle(candidates)
-            batch = self._work_batch(candidates, now, remaining_ms, summary, failures)
-            if batch.short:
-                return True
-            if batch.raced:
-                if yield_on_race:
-                    return True  # another scanner works this shard: go elsewhere, come back later
-                continue  # read the shard again: what is left, in a new random order
-            if batch.progress == 0:
-                # Only stale entries (the index will catch up) or items this worker already skipped.
-                return False
+    def candidates(self, shard_no: int, now: datetime, limit: int) -> list[job_store.Candidate | UnreadableRecord]:
+        return job_store.due_candidates(self._db, shard_no, now, limit=limit)
 
-    def _work_batch(self, candidates: list[job_store.Candidate | UnreadableRecord], now: datetime,
-                    remaining_ms: Callable[[], int], summary: ScanSummary, failures: ScanFailures) -> _Batch:
-        """Up to `concurrency` candidates at once, each behind its own conditional claim; none starts once
-        time is short or a race was lost (another worker is here), and every started one finishes."""
-        batch = _Batch()
-
-        def stop() -> bool:
-            if remaining_ms() <= SAFETY_MARGIN_MS:
-                batch.short = True
-            return batch.short or batch.raced
-
-        def one(candidate: job_store.Candidate | UnreadableRecord) -> None:
-            mine = ScanSummary()  # this item's counts, added to the shard's under the lock
-            gained, lost = 0, False
-            try:
-                if isinstance(candidate, UnreadableRecord):
-                    gained = self._skip(failures, candidate.item_id, candidate, now)
-                    return
-                try:
-                    job = self.claim(candidate, now, mine)
-                    if job is None:
-                        lost = mine.lost_races > 0
-                        return
-                    gained = 1
-                    with job_keys(job_id=job.job_id, skill_id=job.skill_id):
-                        self.run(job, now, mine)
-                except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
-                    gained += self._skip(failures, candidate.job_id, error, now)
-            finally:
-                with batch.lock:
-                    _add(summary, mine)
-                    batch.progress += gained
-                    batch.raced = batch.raced or lost
-
-        self._fanout.run(candidates, one, stop=stop)
-        return batch
+    def handle(self, candidate: job_store.Candidate | UnreadableRecord, now: datetime, summary: ScanSummary,
+               failures: ScanFailures, since: float) -> Handled:
+        """One candidate: claimed and run, or skipped (isolated: logged and counted, the scan goes on)."""
+        if isinstance(candidate, UnreadableRecord):
+            return Handled(progress=self._skip(failures, candidate.item_id, candidate, now))
+        gained = 0
+        try:
+            job = self.claim(candidate, now, summary)
+            if job is None:
+                return Handled(raced=summary.lost_races > 0)
+            gained = 1
+            with job_keys(job_id=job.job_id, skill_id=job.skill_id):
+                self.run(job, now, summary)
+        except Exception as error:  # noqa: BLE001 - isolated: logged, counted, the scan goes on
+            gained += self._skip(failures, candidate.job_id, error, now)
+        return Handled(progress=gained)
 
     def recover(self, now: datetime, summary: ScanSummary, failures: ScanFailures | None = None) -> None:
         """Running jobs whose lease expired: their worker died. Retry them (or fail them at maxAttempts)."""

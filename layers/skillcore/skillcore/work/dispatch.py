@@ -11,23 +11,19 @@ queue message per shard; WorkerFunction runs each shard with the same conditiona
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Literal, cast
 
 import msgspec
 from msgspec import Struct
 
-from skillcore.automation import store as automation_store
-from skillcore.automation.runner import AutomationRunner
-from skillcore.background import job_store
-from skillcore.background.worker import SAFETY_MARGIN_MS, ScanSummary, Worker
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db
 from skillcore.db.records import ScanFailures
+from skillcore.work.drain import DueProbe, ScanSummary, ShardSource
 from skillcore.work.sqs_queue import WorkQueue
 
-Kind = Literal["background", "automation"]
+Kind = Literal["background", "automation"]  # a ShardSource's kind
 MAX_HOPS = 50  # continuations of one shard task: a bound on a loop, far above what a drain needs
 
 
@@ -61,40 +57,36 @@ class DispatchSummary(Struct):
     automation: int = 0
 
 
-def find_work(db: Db, now: datetime) -> list[ShardTask]:
+def find_work(shards: int, sources: Sequence[DueProbe], now: datetime) -> list[ShardTask]:
     """The shard tasks of this scan: every shard (of every shard count still in use) with due work."""
     at = to_sort_time(now)
     tasks: list[ShardTask] = []
-    for shard_no in range(db.shards.read):
-        due = bool(job_store.due_candidates(db, shard_no, now, limit=1))
-        leased = bool(job_store.expired_leases(db, shard_no, now, limit=1))
-        if due or leased:
-            tasks.append(ShardTask(kind="background", shard=shard_no, now=at, recover=leased))
-        if automation_store.due_jobs(db, shard_no, now, limit=1):
-            tasks.append(ShardTask(kind="automation", shard=shard_no, now=at))
+    for shard_no in range(shards):
+        for source in sources:
+            due, recover = source.probe(shard_no, now)
+            if due or recover:
+                tasks.append(ShardTask(kind=cast(Kind, source.kind), shard=shard_no, now=at, recover=recover))
     return tasks
 
 
-def dispatch(db: Db, queue: WorkQueue, now: datetime) -> DispatchSummary:
-    tasks = find_work(db, now)
+def dispatch(shards: int, sources: Sequence[DueProbe], queue: WorkQueue, now: datetime) -> DispatchSummary:
+    tasks = find_work(shards, sources, now)
     if tasks:  # a scan with nothing due never reaches the queue
         queue.send([task.encode() for task in tasks])
     return DispatchSummary(
-        shards=db.shards.read, messages=len(tasks),
+        shards=shards, messages=len(tasks),
         background=sum(t.kind == "background" for t in tasks), automation=sum(t.kind == "automation" for t in tasks),
     )
 
 
 class TaskResult(Struct):
     summary: ScanSummary
-    automation_runs: int = 0
-    errors: int = 0
     continued: bool = False
     stale: bool = False
 
 
 def run_task(
-    task: ShardTask, worker: Worker, automations: AutomationRunner, queue: WorkQueue,
+    task: ShardTask, sources: Mapping[str, ShardSource], queue: WorkQueue,
     remaining_ms: Callable[[], int], *, age_seconds: float, max_age_seconds: float,
 ) -> TaskResult:
     """Works one shard until it is drained or the invocation's time runs short; then sends the rest on."""
@@ -104,19 +96,17 @@ def run_task(
     now = parse_time(task.now)
     started_ms = remaining_ms()
     failures = ScanFailures()
-    runs = 0
-    if task.kind == "background":
-        if task.recover:
-            worker.recover_shard(task.shard, now, summary, failures)
-        more = worker.work_shard(task.shard, now, remaining_ms, summary, failures)
-    else:
-        # The task's "now" stands for the moment it was sent: its age is part of each run's slot delay.
-        runs, more = automations.scan_shard(task.shard, now, remaining_ms, margin_ms=SAFETY_MARGIN_MS,
-                                            failures=failures, since=time.monotonic() - max(0.0, age_seconds))
+    source = sources[task.kind]
+    if task.recover:
+        source.recover_shard(task.shard, now, summary, failures)
+    # The task's "now" stands for the moment it was sent: its age is part of each run's slot delay.
+    more = source.work_shard(task.shard, now, remaining_ms, summary, failures,
+                             since=time.monotonic() - max(0.0, age_seconds))
+    summary.errors = failures.count
     continued = more and task.hop < MAX_HOPS
     if continued:
         # The rest of the shard, as of a "now" moved on by the time this invocation took, so the leases
         # its claims take are measured from when they are taken.
         later = now + timedelta(milliseconds=max(0, started_ms - remaining_ms()))
         queue.send([msgspec.structs.replace(task, now=to_sort_time(later), recover=False, hop=task.hop + 1).encode()])
-    return TaskResult(summary, automation_runs=runs, errors=failures.count, continued=continued)
+    return TaskResult(summary, continued=continued)
