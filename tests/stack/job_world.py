@@ -16,7 +16,8 @@ from skillcore.background.lifecycle import JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.conversations.agents import create_agent
 from skillcore.conversations.models import Agent
-from skillcore.db.dynamo import Db, from_item
+from skillcore.db.codec import from_item
+from skillcore.db.dynamo import Db
 from skillcore.ids import new_id
 from skillcore.policy.grants import GrantScope
 from skillcore.policy.permissions import set_permission

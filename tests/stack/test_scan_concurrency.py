@@ -23,7 +23,8 @@ from skillcore.background.worker import Worker
 from skillcore.chat.service import ChatDeps, post_message
 from skillcore.clock import to_api_time
 from skillcore.conversations.conversation_store import get_conversation
-from skillcore.db.dynamo import Db, from_item
+from skillcore.db.codec import from_item
+from skillcore.db.dynamo import Db
 from skillcore.executor.assembly import build_executor
 from skillcore.model.offline import OfflineModel
 from skillcore.skills.builtin import SKILLS

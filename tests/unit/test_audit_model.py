@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from skillcore.db.dynamo import from_item
+from skillcore.db.codec import from_item
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.audit_store import audit_from_item, to_audit_item
 from skillcore.policy.grants import GrantScope, ScopeType

@@ -12,7 +12,7 @@ import pytest
 import rfc8785
 from msgspec.structs import replace
 
-from skillcore.db.dynamo import from_item
+from skillcore.db.codec import from_item
 from skillcore.hosted import endpoint_store as store
 from skillcore.hosted import snapshot
 from skillcore.hosted.models import (

@@ -60,7 +60,7 @@ def test_every_field_refuses_wrong_values(record):
 
 
 def _plain(item):
-    from skillcore.db.dynamo import from_item
+    from skillcore.db.codec import from_item
 
     return from_item(item)
 

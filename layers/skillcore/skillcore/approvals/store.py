@@ -27,7 +27,8 @@ from typing import Any
 
 from skillcore.approvals.models import Approval, ApprovalStatus, OperationRef
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key, query_page
 from skillcore.ids import stable_id
 
 INDEX = "byCreated"

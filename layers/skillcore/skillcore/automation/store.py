@@ -24,8 +24,9 @@ from skillcore.automation.models import (
 )
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db import due_index
+from skillcore.db.codec import from_item, to_item, to_value
 from skillcore.db.due_index import SHARDS, due_attrs, query_due
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, key, query_page
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.records import UnreadableRecord, read_record, readable
 from skillcore.db.transact import Op, write

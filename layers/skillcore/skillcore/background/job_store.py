@@ -26,8 +26,9 @@ from skillcore.background.lifecycle import DUE, JobStatus, check_transition
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db import due_index
+from skillcore.db.codec import from_item, to_item, to_value
 from skillcore.db.due_index import SHARDS, due_attrs, query_due, shard
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.dynamo import Db, key, query_page
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.records import UnreadableRecord, read_record, readable
 from skillcore.db.transact import Op, write

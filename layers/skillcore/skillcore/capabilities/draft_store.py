@@ -34,7 +34,8 @@ from typing import Any
 from skillcore.capabilities import errors
 from skillcore.capabilities.models import Draft, DraftAnswer, DraftStatus, Gap, GapKind
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 

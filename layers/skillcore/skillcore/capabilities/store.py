@@ -57,7 +57,8 @@ from skillcore.capabilities.models import (
 )
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db import paging
-from skillcore.db.dynamo import Db, batch_get, from_item, key, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, batch_get, key
 from skillcore.db.errors import Failure, TransactionFailed
 from skillcore.db.transact import Op, transact
 

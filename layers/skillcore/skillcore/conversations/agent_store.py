@@ -13,16 +13,8 @@ from typing import Any
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.models import Agent
-from skillcore.db.dynamo import (
-    Db,
-    Page,
-    batch_get,
-    from_item,
-    key,
-    query_page,
-    to_item,
-    to_value,
-)
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, Page, batch_get, key, query_page
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
 

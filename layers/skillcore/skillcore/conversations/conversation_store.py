@@ -19,7 +19,8 @@ from msgspec.structs import asdict
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.models import AgentCard, Conversation, ConversationKind
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key, query_page
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
 

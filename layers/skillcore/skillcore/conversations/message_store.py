@@ -17,7 +17,8 @@ from typing import Any
 
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.conversations.models import Message, Origin, Role
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item
+from skillcore.db.codec import from_item, to_item
+from skillcore.db.dynamo import Db, key, query_page
 
 BY_TIME = "byTime"
 VISIBLE_BY_TIME = "visibleByTime"

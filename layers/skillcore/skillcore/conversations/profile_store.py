@@ -13,7 +13,8 @@ from typing import Any
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.models import Profile
-from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key
 
 PROFILE = "profile"
 BINDINGS = "bindings"

@@ -12,7 +12,8 @@ from typing import Any
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.models import RunKind, RunOutcome, SkillRun
-from skillcore.db.dynamo import Db, query_page, to_item
+from skillcore.db.codec import to_item
+from skillcore.db.dynamo import Db, query_page
 
 RUN_TTL_DAYS = 90
 

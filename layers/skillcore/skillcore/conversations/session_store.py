@@ -13,7 +13,8 @@ from typing import Any
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.models import SessionStatus, WorkflowSession
-from skillcore.db.dynamo import Db, key, to_item
+from skillcore.db.codec import to_item
+from skillcore.db.dynamo import Db, key
 
 SESSION_SK = "workflow"
 SESSION_TTL_DAYS = 30

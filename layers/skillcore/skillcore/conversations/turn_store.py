@@ -13,7 +13,8 @@ import json
 from datetime import datetime, timedelta
 from typing import Any
 
-from skillcore.db.dynamo import Db, from_item, key, to_item
+from skillcore.db.codec import from_item, to_item
+from skillcore.db.dynamo import Db, key
 
 TURN_TTL_DAYS = 30
 

@@ -2,7 +2,7 @@
 
 - `Db` bundles the low-level client with the table names (the client API is used throughout: it is lighter
   to import and create than the resource API). Its client raises db/errors.py's types, never botocore's.
-- `to_item`/`from_item` convert plain dicts to and from the attribute-value format.
+- `to_item`/`from_item` (db/codec.py) convert plain dicts to and from the attribute-value format.
 - Writes with conditions go through db/transact.py (`transact`, `write`), which names each operation.
 - Cursors are opaque, but they are checked to belong to the partition being listed.
 """
@@ -12,20 +12,16 @@ from __future__ import annotations
 import base64
 import json
 import time
-from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.exceptions import BotoCoreError, ClientError
 from msgspec import Struct
 from msgspec.structs import force_setattr
 
+from skillcore.db.codec import from_item, to_value
 from skillcore.db.errors import StoreError, translate
 from skillcore.errors import invalid_cursor
 from skillcore.settings import Settings, TableNames
-
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
 
 
 class StoreClient:
@@ -96,43 +92,6 @@ def make_client(settings: Settings) -> Any:
 def make_db(settings: Settings) -> Db:
     return Db(client=make_client(settings), tables=settings.tables,
               shards=ShardLayout(write=settings.due_shards, previous=settings.due_shards_previous))
-
-
-def _to_dynamo(value: Any) -> Any:
-    if isinstance(value, float):
-        return Decimal(str(value))
-    if isinstance(value, dict):
-        return {k: _to_dynamo(v) for k, v in value.items() if v is not None}
-    if isinstance(value, list | tuple):
-        return [_to_dynamo(v) for v in value]
-    return value
-
-
-def _from_dynamo(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, dict):
-        return {k: _from_dynamo(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_from_dynamo(v) for v in value]
-    if isinstance(value, set):
-        return sorted(_from_dynamo(v) for v in value)
-    return value
-
-
-def to_item(data: dict[str, Any]) -> dict[str, Any]:
-    """Serialises a dict; None values are dropped (absent attribute, which keeps sparse indexes sparse)."""
-    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in data.items() if v is not None}
-
-
-def to_value(value: Any) -> dict[str, Any]:
-    return _serializer.serialize(_to_dynamo(value))
-
-
-def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
-    if item is None:
-        return None
-    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
 
 
 def key(**parts: str) -> dict[str, Any]:

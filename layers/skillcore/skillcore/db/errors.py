@@ -16,6 +16,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from skillcore.db.codec import from_item
+
 # Error codes that say "not now" rather than "never" (botocore's own retries have already run out).
 TRANSIENT_CODES = frozenset({
     "ProvisionedThroughputExceededException", "ThrottlingException", "RequestLimitExceeded",
@@ -101,8 +103,6 @@ class TransactionFailed(TransactionCanceled):
 
 def translate(error: Exception, operation: str) -> StoreError:
     """The StoreError for a botocore error raised by `operation` (the client method, such as 'put_item')."""
-    from skillcore.db.dynamo import from_item
-
     if isinstance(error, ClientError):
         body = error.response
         code = body.get("Error", {}).get("Code", "Unknown")

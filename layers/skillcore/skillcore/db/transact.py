@@ -19,7 +19,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from skillcore.db.dynamo import Db, from_item
+from skillcore.db.codec import from_item
+from skillcore.db.dynamo import Db
 from skillcore.db.errors import (
     TRANSIENT_REASONS,
     ConditionFailed,

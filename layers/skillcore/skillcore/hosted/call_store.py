@@ -33,7 +33,8 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, key, to_item
+from skillcore.db.codec import from_item, to_item
+from skillcore.db.dynamo import Db, key
 
 CALL = "call#"
 RECORD_TTL = timedelta(days=1)

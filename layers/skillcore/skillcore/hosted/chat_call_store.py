@@ -26,7 +26,8 @@ from typing import Any
 from msgspec import Struct
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key
 
 CHAT_CALL = "chatcall#"
 ITEM_TTL = timedelta(days=1)

@@ -35,7 +35,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, batch_get, from_item, key, query_page, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, batch_get, key, query_page
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.errors import AlreadyExists, ConcurrentUpdate, NotFound, QuotaExceeded, VersionConflict

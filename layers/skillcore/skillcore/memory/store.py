@@ -12,7 +12,8 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.db.dynamo import Db, from_item, key, query_page, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key, query_page
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
 from skillcore.errors import NotFound

@@ -14,7 +14,8 @@ from typing import Any
 import msgspec
 
 from skillcore.clock import parse_time, to_api_time
-from skillcore.db.dynamo import Db, query_page, to_item
+from skillcore.db.codec import to_item
+from skillcore.db.dynamo import Db, query_page
 from skillcore.policy.audit import AuditEvent, AuditMetadata
 from skillcore.policy.grants import GrantScope
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.profile_store import bindings_key, disabled_skills
-from skillcore.db.dynamo import Db, batch_get, from_item, key, query_page, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, batch_get, key, query_page
 from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
 
 

@@ -13,7 +13,8 @@ from typing import Any
 
 from skillcore.clock import to_api_time
 from skillcore.conversations.models import ExecutionStatus
-from skillcore.db.dynamo import Db, from_item, key, to_item, to_value
+from skillcore.db.codec import from_item, to_item, to_value
+from skillcore.db.dynamo import Db, key
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.transact import Op, write
 
