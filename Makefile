@@ -112,7 +112,7 @@ build: venv $(SAM_VENV)/bin/sam
 	$(PY) -m scripts.bytecode .aws-sam/build
 
 # The first run also sets the stack's PageDomain parameter (the Cognito callback URL) in a second stack
-# update: see UserPoolClient in template.yaml and README "Signing in to the page in AWS".
+# update: see UserPoolClient in template.yaml and docs/deploying.md, "The Skills page in AWS".
 deploy: build
 	$(SAM_VENV)/bin/sam deploy
 	$(MAKE) publish-page
