@@ -17,13 +17,14 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv dev token invoke test test-unit test-integration test-stack contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
+.PHONY: help venv prereqs dev token invoke test test-unit test-integration test-stack contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
 	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group)"
 	@echo "make invoke FN=RpcFunction EVENT=events/rpc_health.json   run a handler once, in-process"
-	@echo "make test           unit + integration + stack tests"
+	@echo "make test           unit + integration + stack tests (first: what is missing, one line each)"
+	@echo "make prereqs        check Java, npm, Chromium and the CJK fonts the tests need"
 	@echo "make contract       schemathesis over every operation of openapi.json against a local stack"
 	@echo "make lint           ruff, mypy, cfn-lint and sam validate --lint"
 	@echo "make evals          selector and payload evals"
@@ -62,7 +63,12 @@ token: venv
 invoke: venv
 	$(PY) -m skillcore_local.invoke $(FN) $(EVENT)
 
-test: venv node
+# Java (DynamoDB Local), npm, Chromium and the CJK fonts (browser tests): scripts/prereqs.py prints one line
+# per missing one with its install command, before anything is installed or run. Standard library only.
+prereqs:
+	@$(PYTHON_BOOT) scripts/prereqs.py
+
+test: prereqs venv node
 	$(PY) -m pytest tests
 
 test-unit: venv
@@ -71,7 +77,7 @@ test-unit: venv
 test-integration: venv
 	$(PY) -m pytest tests/integration
 
-test-stack: venv node
+test-stack: prereqs venv node
 	$(PY) -m pytest tests/stack
 
 openapi: venv
@@ -106,7 +112,7 @@ build: venv $(SAM_VENV)/bin/sam
 	$(PY) -m scripts.bytecode .aws-sam/build
 
 # The first run also sets the stack's PageDomain parameter (the Cognito callback URL) in a second stack
-# update: see UserPoolClient in template.yaml and README "Signing in to the page in AWS".
+# update: see UserPoolClient in template.yaml and docs/deploying.md, "The Skills page in AWS".
 deploy: build
 	$(SAM_VENV)/bin/sam deploy
 	$(MAKE) publish-page

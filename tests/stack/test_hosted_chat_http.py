@@ -1,4 +1,4 @@
-"""Hosted workflow tools in a single chat over real HTTP (issue 12 point 6; README "Hosted workflow tools in the
+"""Hosted workflow tools in a single chat over real HTTP (issue 12 point 6; docs/hosted-workflows.md "In the
 chat"): a local stack whose ChatTurnFunction and HostedFunction reach the real test MCP server
 (tests/hosted_server.py, the official SDK over HTTPS on a 127/8 address other than 127.0.0.1) through the
 local-only settings; the offline model calls a tool when the message says `/hosted <endpoint>.<tool> {json}`.

@@ -1,11 +1,10 @@
-"""The OpenAPI document: generated from the routes, checked in, valid 3.1, covering API.md section 2, and never
-imported by the code that a cold start loads."""
+"""The OpenAPI document: generated from the routes, checked in, valid 3.1, covering every route of the contract
+(docs/contract.md, "Resources"), and never imported by the code that a cold start loads."""
 
 from __future__ import annotations
 
 import ast
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -18,15 +17,7 @@ from skillcore.api.app import PATH_ID
 from skillcore_local import openapi
 
 ROOT = Path(__file__).resolve().parents[2]
-API_MD = ROOT.parent / "shared" / "API.md"
-
-# Section-2 routes that later issues build (user capabilities, capability catalog and protocols, drafts, hosted
-# endpoints, approvals). This list only shrinks: a test fails when one of them appears in the document, so the
-# route that lands takes its line out. Path parameter names are not compared (`{id}` = `{userCapabilityId}`).
-NOT_YET_BUILT: frozenset[tuple[str, str]] = frozenset({
-    # Hosted external workflows
-    # Approvals
-})
+CONTRACT = ROOT / "docs" / "contract.md"
 
 
 def shape(path: str) -> str:
@@ -60,29 +51,19 @@ def test_the_document_is_valid_openapi_3_1(document: dict[str, Any]) -> None:
     validate(document)
 
 
-def api_md_section_2() -> set[tuple[str, str]]:
-    if not API_MD.is_file():
-        # CI always has shared/ beside the clone: there a missing contract is a failure, never a skip.
-        if os.environ.get("CI"):
-            pytest.fail(f"{API_MD} is missing: CI lays shared/ beside the repository")
-        pytest.skip(f"{API_MD} is not beside the repository")
-    section = API_MD.read_text(encoding="utf-8").split("## 2. Resources", 1)[1].split("\n## 3.", 1)[0]
+def contract_routes() -> set[tuple[str, str]]:
+    """Every `METHOD /rpc/...` the contract's "Resources" section names. Path parameter names are not compared
+    (`{id}` = `{userCapabilityId}`)."""
+    section = CONTRACT.read_text(encoding="utf-8").split("\n## Resources", 1)[1].split("\n## ", 1)[0]
     routes = {(m, shape(p)) for m, p in re.findall(r"`(GET|PUT|POST|PATCH|DELETE) (/rpc/[^`?\s]*)", section)}
-    assert len(routes) > 20, "API.md section 2 no longer lists its routes as `METHOD /rpc/...`"
+    assert len(routes) > 20, "docs/contract.md's Resources no longer lists its routes as `METHOD /rpc/...`"
     return routes
 
 
-def test_every_route_of_api_md_section_2_is_documented_or_not_yet_built(document: dict[str, Any]) -> None:
+def test_every_route_of_the_contract_is_documented(document: dict[str, Any]) -> None:
     documented = {(method, shape(path)) for method, path, _ in operations(document)}
-    missing = api_md_section_2() - documented - NOT_YET_BUILT
-    assert not missing, f"API.md section 2 routes missing from openapi.json: {sorted(missing)}"
-
-
-def test_the_not_yet_built_list_only_shrinks(document: dict[str, Any]) -> None:
-    documented = {(method, shape(path)) for method, path, _ in operations(document)}
-    built = NOT_YET_BUILT & documented
-    assert not built, f"now in openapi.json, take them out of NOT_YET_BUILT: {sorted(built)}"
-    assert api_md_section_2() >= NOT_YET_BUILT, "NOT_YET_BUILT names a route API.md section 2 does not have"
+    missing = contract_routes() - documented
+    assert not missing, f"routes of docs/contract.md missing from openapi.json: {sorted(missing)}"
 
 
 def test_every_route_of_both_functions_is_an_operation(document: dict[str, Any]) -> None:

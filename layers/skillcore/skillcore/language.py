@@ -1,6 +1,6 @@
 """Which language the agent writes in: the user's, at least Chinese and English.
 
-How it is known, in this order (the README says the same):
+How it is known, in this order (docs/offline-model.md, "Language", says the same):
 1. the text the user just wrote: any CJK character makes it Chinese, else any Latin letter English; a
    leading command (a skill's slash command such as `/goal`) is not the user's language and is ignored;
 2. when that text says nothing (a bare command, digits, emoji), the user's earlier messages in the same

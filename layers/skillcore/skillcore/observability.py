@@ -10,7 +10,7 @@ dimension values; each document also declares the roll-up without `reason`, so a
 e.g. every failed background job whatever its reason.
 
 No Tracer: a real one imports aws_xray_sdk and patches botocore at init, which the cold-start budget
-cannot afford (figures in the README, "Observability"); the template sets no tracing either.
+cannot afford (figures in docs/observability.md, "No tracing"); the template sets no tracing either.
 """
 
 from __future__ import annotations
