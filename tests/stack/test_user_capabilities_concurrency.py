@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from skillcore.capabilities import items as capability_items
 from skillcore.capabilities import service, store
 from skillcore.capabilities.models import MAX_BINDINGS_PER_CAPABILITY, MAX_CAPABILITIES_PER_USER
 from skillcore.capabilities.structure import CreateUserCapability
@@ -93,11 +94,11 @@ def stored(db: Db, user: str) -> tuple[int, list[dict[str, Any]]]:
 
 def kinds(items: list[dict[str, Any]]) -> Counter[str]:
     def kind(sk: str) -> str:
-        if sk == store.QUOTA_SK:
+        if sk == capability_items.QUOTA_SK:
             return "quota"
-        if sk.startswith(store.NAME):
+        if sk.startswith(capability_items.NAME):
             return "name"
-        return "binding" if store.BINDING in sk else "capability"
+        return "binding" if capability_items.BINDING in sk else "capability"
 
     return Counter(kind(i["sk"]["S"]) for i in items)
 
@@ -175,7 +176,7 @@ def test_twenty_five_concurrent_bindings_make_exactly_twenty(stack: StackClient,
     assert len(final["toolBindings"]) == MAX_BINDINGS_PER_CAPABILITY
     assert final["version"] == 1 + MAX_BINDINGS_PER_CAPABILITY  # every accepted binding bumped it once
     _, items = stored(db, alice.user)
-    head = next(i for i in items if i["sk"]["S"] == store.capability_sk(capability["userCapabilityId"]))
+    head = next(i for i in items if i["sk"]["S"] == capability_items.capability_sk(capability["userCapabilityId"]))
     assert int(head["bindingCount"]["N"]) == MAX_BINDINGS_PER_CAPABILITY == kinds(items)["binding"]
     assert len(head["bindingNames"]["SS"]) == MAX_BINDINGS_PER_CAPABILITY
     assert conflicts["version_conflict"] > 0  # the race did happen
