@@ -6,7 +6,16 @@ from typing import TYPE_CHECKING, Literal
 
 from msgspec import UNSET, UnsetType
 
+from skillcore.api.requests import TIMEZONE_MAX
+from skillcore.api.requests import background as background_requests
+from skillcore.api.requests import capabilities as capability_requests
+from skillcore.api.requests import chat as chat_requests
+from skillcore.api.requests import core as core_requests
+from skillcore.api.requests import hosted as hosted_requests
 from skillcore.api.views import Body, Time, maybe_time, time
+from skillcore.automation import models as automation_models
+from skillcore.capabilities import models as capability_models
+from skillcore.hosted import models as hosted_models
 from skillcore.memory.models import MemorySource, MemoryStatus
 from skillcore.models import ConversationKind, Origin, Role
 
@@ -20,12 +29,71 @@ class Health(Body, frozen=True, kw_only=True):
     version: str
 
 
+class Limits(Body, frozen=True, kw_only=True):
+    """The server's limits a client shows or enforces before it sends (lengths in characters, counts in items):
+    each is the constant the request models or the domain validate with, so a client never keeps a copy."""
+
+    timezone: int
+    agent_name: int
+    agent_persona: int
+    chat_message: int
+    memory_title: int
+    memory_content: int
+    reminder_note: int
+    automation_title: int
+    automation_prompt: int
+    capabilities: int
+    capability_name: int
+    capability_display_name: int
+    capability_triggers: int
+    capability_trigger: int
+    capability_text: int
+    capability_steps: int
+    capability_bindings: int
+    draft_description: int
+    draft_answer: int
+    hosted_endpoints: int
+    endpoint_name: int
+    endpoint_display_name: int
+    endpoint_url: int
+    endpoint_token: int
+
+
+LIMITS = Limits(
+    timezone=TIMEZONE_MAX,
+    agent_name=core_requests.AGENT_NAME_MAX,
+    agent_persona=core_requests.AGENT_PERSONA_MAX,
+    chat_message=chat_requests.MESSAGE_TEXT_MAX,
+    memory_title=core_requests.MEMORY_TITLE_MAX,
+    memory_content=core_requests.MEMORY_CONTENT_MAX,
+    reminder_note=background_requests.NOTE_MAX,
+    automation_title=automation_models.TITLE_MAX,
+    automation_prompt=automation_models.PROMPT_MAX,
+    capabilities=capability_models.MAX_CAPABILITIES_PER_USER,
+    capability_name=capability_requests.NAME_MAX,
+    capability_display_name=capability_requests.DISPLAY_NAME_MAX,
+    capability_triggers=capability_requests.MAX_TRIGGERS,
+    capability_trigger=capability_requests.TRIGGER_MAX,
+    capability_text=capability_requests.TEXT_MAX,
+    capability_steps=capability_models.MAX_STEPS,
+    capability_bindings=capability_models.MAX_BINDINGS_PER_CAPABILITY,
+    draft_description=capability_requests.DESCRIPTION_MAX,
+    draft_answer=capability_requests.ANSWER_MAX,
+    hosted_endpoints=hosted_models.MAX_ENDPOINTS_PER_USER,
+    endpoint_name=hosted_requests.NAME_MAX,
+    endpoint_display_name=hosted_requests.DISPLAY_NAME_MAX,
+    endpoint_url=hosted_requests.URL_MAX,
+    endpoint_token=hosted_requests.TOKEN_MAX,
+)
+
+
 class Profile(Body, frozen=True, kw_only=True):
     user_id: str
     timezone: str
     display_name: str
     created_at: Time
     updated_at: Time
+    limits: Limits
 
 
 class Agent(Body, frozen=True, kw_only=True):
@@ -77,7 +145,7 @@ class Memory(Body, frozen=True, kw_only=True):
 
 def profile(p: models.Profile) -> Profile:
     return Profile(user_id=p.user_id, timezone=p.timezone, display_name=p.display_name,
-                   created_at=time(p.created_at), updated_at=time(p.updated_at))
+                   created_at=time(p.created_at), updated_at=time(p.updated_at), limits=LIMITS)
 
 
 def agent(a: models.Agent) -> Agent:
