@@ -1,0 +1,36 @@
+// What the hosted section's parts share: an endpoint's API path, DOM ids, a refusal's reason in words.
+import { html } from "../../lib/html.js";
+import { t } from "../../lib/i18n.js";
+
+export const MAX_ENDPOINTS = 10;
+
+export const endpointPath = (endpoint) => `/hosted-endpoints/${encodeURIComponent(endpoint.endpointId)}`;
+
+export function domId(...parts) {
+  return parts.join("-").replace(/[^A-Za-z0-9_-]/g, "_");
+}
+
+export function reasonText(reason) {
+  const key = `hosted.reason.${reason}`;
+  const text = t(key);
+  return text === key ? t("hosted.reason.other", { reason }) : text;
+}
+
+// "/url", "url", "body.url", "arguments/a" -> the first segment a field is named by.
+export function fieldOf(path) {
+  const parts = String(path ?? "").replace(/^\//, "").split(/[./]/).filter((p) => p && p !== "body");
+  return parts[0] || "";
+}
+
+export function FieldError({ id, messages }) {
+  if (!messages || messages.length === 0) return null;
+  return html`<p id=${id} class="field-error" data-testid="field-error">${messages.join(" ")}</p>`;
+}
+
+export function invalidProps(messages, id, hint) {
+  const has = Boolean(messages && messages.length);
+  return {
+    "aria-invalid": has ? "true" : undefined,
+    "aria-describedby": [hint, has && `${id}-error`].filter(Boolean).join(" ") || undefined,
+  };
+}
