@@ -3,10 +3,9 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { get, post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { Empty, ErrorBox, formatTime, Loading, newClientId, useAction } from "../../lib/ui.js";
 import { label, ORIGINS, rememberRun, RunLine, RUNS } from "./runs.js";
-
-const TEXT_MAX = 4000;
 
 const PAGE = 100;
 
@@ -215,12 +214,12 @@ export function ChatPane({ agent, zone, onReplied }) {
     <p class="hint">${t("chat.polling", { s: POLL_MS / 1000 })}</p>
     <form class="chat-send" onSubmit=${(e) => (e.preventDefault(), send())} aria-label=${t("chat.message")}>
       <label for="chat-input">${t("chat.message")}</label>
-      <textarea id="chat-input" ref=${input} value=${text} maxlength=${TEXT_MAX} rows="3"
+      <textarea id="chat-input" ref=${input} value=${text} maxlength=${limits().chatMessage} rows="3"
         readonly=${sending} aria-busy=${sending ? "true" : undefined} aria-describedby="chat-keys chat-count"
         onInput=${(e) => setText(e.currentTarget.value)} onKeyDown=${onKeyDown}></textarea>
       <div class="row">
         <p id="chat-keys" class="hint grow">${t("chat.keys")}</p>
-        <p id="chat-count" class="hint">${t("agents.counter", { n: text.length, max: TEXT_MAX })}</p>
+        <p id="chat-count" class="hint">${t("agents.counter", { n: text.length, max: limits().chatMessage })}</p>
         <button type="submit" disabled=${sending || !text.trim()}>${sending ? t("chat.sending") : t("chat.send")}</button>
       </div>
       <p class="hint" role="status" aria-live="polite" data-testid="chat-status">${status}</p>

@@ -1,44 +1,38 @@
 // Creating an agent: name and persona.
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { ApiError, post } from "../../lib/api.js";
+import { useState } from "preact/hooks";
+import { post } from "../../lib/api.js";
+import { fieldErrors, FieldError, hasFieldErrors, invalidProps, lastSegment, useFocusFirstError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { ErrorBox, useAction } from "../../lib/ui.js";
 
-const NAME_MAX = 40;
+const FIELDS = ["name", "persona"];
 
-const PERSONA_MAX = 2000;
-
-// The API's field errors (details.errors: [{path, message, type}]) by field, in the page's language where the
-// rule is known (required, blank, too long), else the server's own words.
-function fieldErrors(error, limits) {
-  const byField = {};
-  if (!(error instanceof ApiError)) return byField;
-  for (const item of error.details.errors || []) {
-    const field = String(item.path || "").split(".").pop();
-    if (!field || byField[field]) continue;
-    if (item.type === "string_too_short" || item.type === "missing") byField[field] = t("agents.fieldRequired");
-    else if (item.type === "string_too_long" && limits[field]) byField[field] = t("agents.fieldTooLong", { max: limits[field] });
-    else if (/blank/i.test(item.message || "")) byField[field] = t("agents.fieldBlank");
-    else byField[field] = item.message;
-  }
-  return byField;
+// The API's field errors (details.errors: [{path, message, type}]) by field, one sentence each, in the page's
+// language where the rule is known (required, blank, too long), else the server's own words.
+function agentErrors(error, max) {
+  return fieldErrors(error, {
+    key: (path) => lastSegment(path) || null,
+    firstOnly: true,
+    message: (item) => {
+      const field = lastSegment(item.path);
+      if (item.type === "string_too_short" || item.type === "missing") return t("agents.fieldRequired");
+      if (item.type === "string_too_long" && max[field]) return t("agents.fieldTooLong", { max: max[field] });
+      if (/blank/i.test(item.message || "")) return t("agents.fieldBlank");
+      return item.message;
+    },
+  });
 }
 
 export function CreateAgent({ onCreated }) {
   const [name, setName] = useState("");
   const [persona, setPersona] = useState("");
   const action = useAction();
-  const nameInput = useRef(null);
-  const personaInput = useRef(null);
-  const errors = fieldErrors(action.error, { name: NAME_MAX, persona: PERSONA_MAX });
-  const hasFieldErrors = Object.keys(errors).length > 0;
-
-  useLayoutEffect(() => {
-    // A refused form puts the focus on the first field the server named.
-    if (errors.name) nameInput.current && nameInput.current.focus();
-    else if (errors.persona) personaInput.current && personaInput.current.focus();
-  }, [action.error]);
+  const max = { name: limits().agentName, persona: limits().agentPersona };
+  const errors = agentErrors(action.error, max);
+  // A refused form puts the focus on the first field the server named.
+  useFocusFirstError(action.error, errors, FIELDS, (field) => `agent-${field}`);
 
   const submit = (event) => {
     event.preventDefault();
@@ -52,26 +46,24 @@ export function CreateAgent({ onCreated }) {
       await onCreated(agent);
     });
   };
-  const described = (field, hint) => [hint, errors[field] && `agent-${field}-error`].filter(Boolean).join(" ");
   return html`<form class="card" aria-labelledby="agent-create-title" onSubmit=${submit} novalidate>
     <h2 id="agent-create-title">${t("agents.createTitle")}</h2>
     <label for="agent-name">${t("agents.name")}</label>
-    <input id="agent-name" name="name" maxlength=${NAME_MAX} value=${name} ref=${nameInput} autocomplete="off"
-      aria-invalid=${errors.name ? "true" : undefined} aria-describedby=${described("name", "agent-name-count")}
+    <input id="agent-name" name="name" maxlength=${max.name} value=${name} autocomplete="off"
+      ...${invalidProps(errors.name, "agent-name", "agent-name-count")}
       onInput=${(e) => setName(e.currentTarget.value)} />
-    <p id="agent-name-count" class="hint">${t("agents.counter", { n: name.length, max: NAME_MAX })}</p>
-    ${errors.name && html`<p id="agent-name-error" class="field-error">${errors.name}</p>`}
+    <p id="agent-name-count" class="hint">${t("agents.counter", { n: name.length, max: max.name })}</p>
+    <${FieldError} id="agent-name-error" messages=${errors.name} />
     <label for="agent-persona">${t("agents.persona")}</label>
-    <textarea id="agent-persona" name="persona" maxlength=${PERSONA_MAX} value=${persona} ref=${personaInput}
-      aria-invalid=${errors.persona ? "true" : undefined}
-      aria-describedby=${described("persona", "agent-persona-hint agent-persona-count")}
+    <textarea id="agent-persona" name="persona" maxlength=${max.persona} value=${persona}
+      ...${invalidProps(errors.persona, "agent-persona", "agent-persona-hint agent-persona-count")}
       onInput=${(e) => setPersona(e.currentTarget.value)}></textarea>
     <p id="agent-persona-hint" class="hint">${t("agents.personaHint")}</p>
-    <p id="agent-persona-count" class="hint">${t("agents.counter", { n: persona.length, max: PERSONA_MAX })}</p>
-    ${errors.persona && html`<p id="agent-persona-error" class="field-error">${errors.persona}</p>`}
+    <p id="agent-persona-count" class="hint">${t("agents.counter", { n: persona.length, max: max.persona })}</p>
+    <${FieldError} id="agent-persona-error" messages=${errors.persona} />
     <div class="row actions">
       <button type="submit" disabled=${action.busy}>${action.busy ? t("agents.creating") : t("agents.create")}</button>
     </div>
-    ${!hasFieldErrors && html`<${ErrorBox} error=${action.error} />`}
+    ${!hasFieldErrors(errors) && html`<${ErrorBox} error=${action.error} />`}
   </form>`;
 }

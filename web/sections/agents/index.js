@@ -13,7 +13,6 @@ import { t } from "../../lib/i18n.js";
 import { Empty, formatTime } from "../../lib/ui.js";
 import { ChatPane } from "./chat.js";
 import { CreateAgent } from "./create.js";
-import { label } from "./runs.js";
 
 function AgentList({ agents, current, zone }) {
   if (agents.length === 0) return html`<${Empty} text=${t("agents.empty")} />`;

@@ -3,13 +3,12 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { patch, post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { ErrorBox, useAction } from "../../lib/ui.js";
 
 // No route lists the registered tool names; these are the ones the default job's config names. Other
 // names can be typed, and the server's unknown_tool answer lists the registered ones.
 export const KNOWN_TOOLS = ["memory_write", "memory_forget"];
-
-const PROMPT_MAX = 2000;
 
 const WEEKDAYS = [1, 2, 3, 4, 5, 6, 7];
 
@@ -85,7 +84,7 @@ export function JobForm({ job, ctx, knownTools, onDone, onCancel }) {
       ${editing ? t("auto.editTitle", { title: job.title }) : t("auto.createTitle")}
     </h2>
     <label for=${`${prefix}-name`}>${t("auto.fieldTitle")}</label>
-    <input id=${`${prefix}-name`} maxlength="80" value=${title} onInput=${(e) => setTitle(e.currentTarget.value)} />
+    <input id=${`${prefix}-name`} maxlength=${limits().automationTitle} value=${title} onInput=${(e) => setTitle(e.currentTarget.value)} />
     <div class="row">
       <div>
         <label for=${`${prefix}-type`}>${t("auto.scheduleType")}</label>
@@ -109,7 +108,7 @@ export function JobForm({ job, ctx, knownTools, onDone, onCancel }) {
       </div>
       <div>
         <label for=${`${prefix}-zone`}>${t("auto.timezone")}</label>
-        <input id=${`${prefix}-zone`} value=${timezone} maxlength="64" onInput=${(e) => setTimezone(e.currentTarget.value)} />
+        <input id=${`${prefix}-zone`} value=${timezone} maxlength=${limits().timezone} onInput=${(e) => setTimezone(e.currentTarget.value)} />
       </div>
       <div>
         <label for=${`${prefix}-agent`}>${t("auto.agent")}</label>
@@ -125,9 +124,9 @@ export function JobForm({ job, ctx, knownTools, onDone, onCancel }) {
     </div>
     ${editing && html`<p id=${`${prefix}-fixed`} class="hint">${t("auto.notPatchable")}</p>`}
     <label for=${`${prefix}-prompt`}>${t("auto.prompt")}</label>
-    <textarea id=${`${prefix}-prompt`} maxlength=${PROMPT_MAX} aria-describedby=${`${prefix}-prompt-count`} value=${prompt}
+    <textarea id=${`${prefix}-prompt`} maxlength=${limits().automationPrompt} aria-describedby=${`${prefix}-prompt-count`} value=${prompt}
       onInput=${(e) => setPrompt(e.currentTarget.value)}></textarea>
-    <p id=${`${prefix}-prompt-count`} class="hint">${t("auto.promptCount", { n: prompt.length, max: PROMPT_MAX })}</p>
+    <p id=${`${prefix}-prompt-count`} class="hint">${t("auto.promptCount", { n: prompt.length, max: limits().automationPrompt })}</p>
     <fieldset class="tools">
       <legend>${t("auto.tools")}</legend>
       ${allTools.map(

@@ -1,12 +1,12 @@
 // A capability's declared tool bindings: the list, the binding form (JSON Schema as JSON) and removal.
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, post, put } from "../../lib/api.js";
+import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { Empty, ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
-import { FieldError, fieldErrors, invalid, schemaMessage } from "./errors.js";
-
-export const MAX_BINDINGS = 20;
+import { capabilityErrors, invalid, schemaMessage } from "./errors.js";
 
 export const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {},\n  "additionalProperties": false\n}';
 
@@ -31,7 +31,7 @@ function BindingForm({ capability, binding, onDone, onCancel }) {
   const [jsonError, setJsonError] = useState("");
   const action = useAction();
   const prefix = editing ? `binding-${binding.name}` : "binding-new";
-  const errors = fieldErrors(action.error);
+  const errors = capabilityErrors(action.error);
   const schemaErrors =
     action.error && action.error.code === "schema_not_allowed"
       ? action.error.details.errors.filter((e) => !e.binding || e.binding === name)
@@ -181,7 +181,7 @@ export function Bindings({ capability, dirty, onChanged }) {
   return html`<section class="card" aria-labelledby="cap-bindings-title" data-testid="bindings">
     <div class="row">
       <h3 id="cap-bindings-title" class="grow">${t("caps.bindings")}</h3>
-      <span class="meta" data-testid="binding-quota">${t("caps.bindingQuota", { n: count, max: MAX_BINDINGS })}</span>
+      <span class="meta" data-testid="binding-quota">${t("caps.bindingQuota", { n: count, max: limits().capabilityBindings })}</span>
     </div>
     <p class="hint">${t("caps.bindingsIntro")}</p>
     ${!readOnly && dirty && html`<p class="notice">${t("caps.bindingNeedsSave")}</p>`}
@@ -200,7 +200,7 @@ export function Bindings({ capability, dirty, onChanged }) {
       binding=${editing === "new" ? null : editing} onDone=${done} onCancel=${() => setEditing(null)} />`}
     ${!readOnly &&
     editing === null &&
-    html`<button type="button" disabled=${dirty || count >= MAX_BINDINGS} onClick=${() => (setNotice(""), setEditing("new"))}>
+    html`<button type="button" disabled=${dirty || count >= limits().capabilityBindings} onClick=${() => (setNotice(""), setEditing("new"))}>
       ${t("caps.addBinding")}
     </button>`}
   </section>`;

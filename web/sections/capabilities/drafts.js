@@ -1,11 +1,13 @@
 // Creating a capability by conversation: a description, the drafter's gaps answered, the proposal confirmed.
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
+import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { Empty, ErrorBox, focusAfterRender, formatTime, useAction } from "../../lib/ui.js";
 import { DEFAULT_SCHEMA, parseSchema } from "./bindings.js";
-import { FieldError, fieldErrors, invalid, schemaMessage } from "./errors.js";
+import { capabilityErrors, invalid, schemaMessage } from "./errors.js";
 
 const emptyBinding = () => ({
   name: "",
@@ -101,7 +103,7 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
   const heading = useRef(null);
   useLayoutEffect(() => heading.current && heading.current.focus(), []);
 
-  const errors = fieldErrors(action.error);
+  const errors = capabilityErrors(action.error);
   const schemaErrors = action.error && action.error.code === "schema_not_allowed" ? action.error.details.errors : [];
   const conflict = action.error && action.error.code === "draft_revision_conflict";
   const path = draft && `/user-capability-drafts/${encodeURIComponent(draft.draftId)}`;
@@ -167,7 +169,7 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
     ${!draft &&
     html`<form onSubmit=${start} novalidate>
       <label for="draft-description">${t("caps.describe")}</label>
-      <textarea id="draft-description" rows="8" maxlength="2000" value=${description}
+      <textarea id="draft-description" rows="8" maxlength=${limits().draftDescription} value=${description}
         ...${invalid(errors, "description", "draft-description", "draft-description-hint")}
         onInput=${(e) => setDescription(e.currentTarget.value)}></textarea>
       <p id="draft-description-hint" class="hint">${t("caps.describeHint")}</p>
@@ -197,7 +199,7 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
                     ? html`<${GapBinding} gap=${gap} index=${i} value=${answer || emptyBinding()} onChange=${setAnswer}
                         errors=${remapAnswerErrors(gapErrors, at, i)} schemaErrors=${answer ? schemaErrors.filter((e) => e.binding === answer.name) : []} />`
                     : html`<label for=${`gap-${i}-answer`}>${t("caps.answer")}</label>
-                        <input id=${`gap-${i}-answer`} maxlength="500" value=${(answer && answer.text) || ""}
+                        <input id=${`gap-${i}-answer`} maxlength=${limits().draftAnswer} value=${(answer && answer.text) || ""}
                           aria-describedby=${`gap-${i}-question`} onInput=${(e) => setAnswer({ text: e.currentTarget.value })} />
                         <${FieldError} id=${`gap-${i}-answer-error`} messages=${at === undefined ? null : errors[`answers.${at}.text`]} />`}
                 </li>`;

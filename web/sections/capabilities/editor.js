@@ -1,14 +1,16 @@
 // The capability editor: name, display name, when-to-use phrases, objective, ordered steps, completion criteria.
 import { useEffect, useState } from "preact/hooks";
 import { post, put } from "../../lib/api.js";
+import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
-import { FieldError, fieldErrors, invalid } from "./errors.js";
-import { bodyOf, formOf, MAX_STEPS, MAX_TRIGGERS, remapDeclared, sameForm, TEXT_MAX, withKey } from "./model.js";
+import { capabilityErrors, invalid } from "./errors.js";
+import { bodyOf, formOf, remapDeclared, sameForm, withKey } from "./model.js";
 
 function Counter({ id, value }) {
-  return html`<p id=${id} class="hint">${t("caps.counter", { n: value.length, max: TEXT_MAX })}</p>`;
+  return html`<p id=${id} class="hint">${t("caps.counter", { n: value.length, max: limits().capabilityText })}</p>`;
 }
 
 function StepEditor({ step, index, count, skills, bindings, errors, readOnly, onChange, onMove, onRemove }) {
@@ -79,7 +81,7 @@ function StepEditor({ step, index, count, skills, bindings, errors, readOnly, on
     <${FieldError} id=${`${id}-ref-error`} messages=${refErrors} />
     ${step.kind === "localTool" && bindings.length === 0 && html`<p class="hint">${t("caps.noBindings")}</p>`}
     <label for=${`${id}-instruction`}>${t("caps.stepInstruction", { n })}</label>
-    <textarea id=${`${id}-instruction`} maxlength=${TEXT_MAX} value=${step.instruction}
+    <textarea id=${`${id}-instruction`} maxlength=${limits().capabilityText} value=${step.instruction}
       ...${invalid(errors, `${key}.instruction`, `${id}-instruction`, `${id}-instruction-count`)}
       onInput=${(e) => onChange({ ...step, instruction: e.currentTarget.value })}></textarea>
     <${Counter} id=${`${id}-instruction-count`} value=${step.instruction} />
@@ -96,7 +98,7 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
   const readOnly = capability && capability.status === "active";
   const bindings = capability ? capability.toolBindings : [];
   const body = bodyOf(form);
-  const errors = remapDeclared(fieldErrors(action.error), body);
+  const errors = remapDeclared(capabilityErrors(action.error), body);
   const conflict = action.error && action.error.code === "version_conflict";
   const hasFieldErrors = Object.keys(errors).length > 0;
 
@@ -175,12 +177,12 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
   const fieldset = html`<fieldset class="plain" disabled=${readOnly}>
     ${creating &&
     html`<label for="cap-name">${t("caps.name")}</label>
-      <input id="cap-name" value=${form.name} maxlength="40" autocomplete="off" spellcheck="false"
+      <input id="cap-name" value=${form.name} maxlength=${limits().capabilityName} autocomplete="off" spellcheck="false"
         ...${invalid(errors, "name", "cap-name", "cap-name-hint")} onInput=${(e) => set("name")(e.currentTarget.value)} />
       <p id="cap-name-hint" class="hint">${t("caps.nameHint")}</p>
       <${FieldError} id="cap-name-error" messages=${errors.name} />`}
     <label for="cap-display-name">${t("caps.displayName")}</label>
-    <input id="cap-display-name" value=${form.displayName} maxlength="60"
+    <input id="cap-display-name" value=${form.displayName} maxlength=${limits().capabilityDisplayName}
       ...${invalid(errors, "displayName", "cap-display-name")} onInput=${(e) => set("displayName")(e.currentTarget.value)} />
     <${FieldError} id="cap-display-name-error" messages=${errors.displayName} />
 
@@ -191,7 +193,7 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
         ${form.whenToUse.map(
           (value, i) => html`<li class="row">
             <label class="inline" for=${`cap-trigger-${i}`}>${t("caps.trigger", { n: i + 1 })}</label>
-            <input id=${`cap-trigger-${i}`} class="grow" value=${value} maxlength="40"
+            <input id=${`cap-trigger-${i}`} class="grow" value=${value} maxlength=${limits().capabilityTrigger}
               ...${invalid(errors, `whenToUse.${i}`, `cap-trigger-${i}`)} onInput=${(e) => setTrigger(i, e.currentTarget.value)} />
             ${!readOnly &&
             html`<button type="button" class="quiet" disabled=${form.whenToUse.length === 1}
@@ -202,13 +204,13 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
       </ul>
       <${FieldError} id="cap-triggers-error" messages=${errors.whenToUse} />
       ${!readOnly &&
-      html`<button type="button" class="quiet" disabled=${form.whenToUse.length >= MAX_TRIGGERS} onClick=${addTrigger}>
+      html`<button type="button" class="quiet" disabled=${form.whenToUse.length >= limits().capabilityTriggers} onClick=${addTrigger}>
         ${t("caps.addTrigger")}
       </button>`}
     </fieldset>
 
     <label for="cap-objective">${t("caps.objective")}</label>
-    <textarea id="cap-objective" maxlength=${TEXT_MAX} value=${form.objective}
+    <textarea id="cap-objective" maxlength=${limits().capabilityText} value=${form.objective}
       ...${invalid(errors, "workflow.objective", "cap-objective", "cap-objective-count")}
       onInput=${(e) => set("objective")(e.currentTarget.value)}></textarea>
     <${Counter} id="cap-objective-count" value=${form.objective} />
@@ -225,12 +227,12 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
     </ol>
     <${FieldError} id="cap-steps-error" messages=${errors["workflow.steps"]} />
     ${!readOnly &&
-    html`<button type="button" id="cap-add-step" class="quiet" disabled=${form.steps.length >= MAX_STEPS} onClick=${addStep}>
+    html`<button type="button" id="cap-add-step" class="quiet" disabled=${form.steps.length >= limits().capabilitySteps} onClick=${addStep}>
       ${t("caps.addStep")}
     </button>`}
 
     <label for="cap-completion">${t("caps.completion")}</label>
-    <textarea id="cap-completion" maxlength=${TEXT_MAX} value=${form.completionCriteria}
+    <textarea id="cap-completion" maxlength=${limits().capabilityText} value=${form.completionCriteria}
       ...${invalid(errors, "workflow.completionCriteria", "cap-completion", "cap-completion-count")}
       onInput=${(e) => set("completionCriteria")(e.currentTarget.value)}></textarea>
     <${Counter} id="cap-completion-count" value=${form.completionCriteria} />

@@ -1,5 +1,5 @@
 // The server's refusals at their fields: JSON Pointer or validation paths as field keys, rule codes in words.
-import { html } from "../../lib/html.js";
+import { fieldErrors, invalidProps } from "../../lib/forms.js";
 import { t } from "../../lib/i18n.js";
 
 // A JSON Pointer ("/workflow/steps/0/instruction") or a validation path ("workflow.steps.0.localTool.instruction")
@@ -26,31 +26,20 @@ export function schemaMessage(keyword) {
   return t("caps.schemaKeyword", { keyword });
 }
 
-// {fieldKey: [message]} from an error envelope's details.errors (validation_error, unsafe_text, unknown_reference).
-export function fieldErrors(error) {
-  const byField = {};
-  if (!error || !error.details || !Array.isArray(error.details.errors)) return byField;
-  if (error.code === "schema_not_allowed") return byField;
-  for (const item of error.details.errors) {
-    let message = item.message;
-    if (error.code === "unsafe_text") message = ruleMessage(item.rule);
-    else if (error.code === "unknown_reference") message = t("caps.unknownRef", { ref: item.ref });
-    const key = fieldKey(item.path);
-    (byField[key] = byField[key] || []).push(message || error.message);
-  }
-  return byField;
+// {fieldKey: [message]} from an error envelope's details.errors (validation_error, unsafe_text, unknown_reference);
+// a schema_not_allowed refusal is listed at the schema instead.
+export function capabilityErrors(error) {
+  if (error && error.code === "schema_not_allowed") return {};
+  return fieldErrors(error, {
+    key: fieldKey,
+    message: (item) => {
+      let message = item.message;
+      if (error.code === "unsafe_text") message = ruleMessage(item.rule);
+      else if (error.code === "unknown_reference") message = t("caps.unknownRef", { ref: item.ref });
+      return message || error.message;
+    },
+  });
 }
 
-export function FieldError({ id, messages }) {
-  if (!messages || messages.length === 0) return null;
-  return html`<p id=${id} class="field-error" data-testid="field-error">${messages.join(" ")}</p>`;
-}
-
-// Props that tie a field to its error message (aria-invalid, aria-describedby).
-export function invalid(errors, key, id, hint) {
-  const has = Boolean(errors[key]);
-  return {
-    "aria-invalid": has ? "true" : undefined,
-    "aria-describedby": [hint, has && `${id}-error`].filter(Boolean).join(" ") || undefined,
-  };
-}
+// Props that tie the field `id` to its messages at `key` (aria-invalid, aria-describedby).
+export const invalid = (errors, key, id, hint) => invalidProps(errors[key], id, hint);

@@ -9,12 +9,10 @@ import { useState } from "preact/hooks";
 import { listAll } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { Empty, focusAfterRender, formatTime, Loaded, useLoad } from "../../lib/ui.js";
-import { MAX_BINDINGS } from "./bindings.js";
 import { DraftFlow } from "./drafts.js";
 import { CapabilityPanel, StatusTag } from "./panel.js";
-
-const MAX_CAPABILITIES = 50;
 
 function CapabilityCard({ capability, open, onOpen }) {
   const headingId = `cap-${capability.userCapabilityId}`;
@@ -26,7 +24,7 @@ function CapabilityCard({ capability, open, onOpen }) {
     <p class="meta">
       <span data-testid="version">${t("caps.version", { v: capability.version })}</span>
       · ${t("caps.steps", { n: capability.workflow.steps.length })}
-      · <span data-testid="binding-count">${t("caps.bindingQuota", { n: capability.toolBindings.length, max: MAX_BINDINGS })}</span>
+      · <span data-testid="binding-count">${t("caps.bindingQuota", { n: capability.toolBindings.length, max: limits().capabilityBindings })}</span>
       · ${t("caps.updated")} ${formatTime(capability.updatedAt)}
     </p>
     <button type="button" class="quiet" aria-pressed=${open ? "true" : "false"}
@@ -70,10 +68,10 @@ export default function Capabilities() {
     <div class="row">
       <h1 id="caps-title" class="grow" tabindex="-1">${t("caps.title")}</h1>
       ${state.data &&
-      html`<span class="meta" data-testid="quota">${t("caps.quota", { n: state.data.capabilities.length, max: MAX_CAPABILITIES })}</span>
-        <button type="button" disabled=${openId === "new" || state.data.capabilities.length >= MAX_CAPABILITIES}
+      html`<span class="meta" data-testid="quota">${t("caps.quota", { n: state.data.capabilities.length, max: limits().capabilities })}</span>
+        <button type="button" disabled=${openId === "new" || state.data.capabilities.length >= limits().capabilities}
           onClick=${() => (setNotice(""), setOpenId("new"))}>${t("caps.create")}</button>
-        <button type="button" disabled=${openId === "talk" || state.data.capabilities.length >= MAX_CAPABILITIES}
+        <button type="button" disabled=${openId === "talk" || state.data.capabilities.length >= limits().capabilities}
           onClick=${() => (setNotice(""), setOpenId("talk"))}>${t("caps.talk")}</button>`}
     </div>
     <p class="hint">${t("caps.intro")}</p>

@@ -1,11 +1,5 @@
 // The editor's model: a capability as a form, and the form as the body the API takes.
 
-export const MAX_STEPS = 20;
-
-export const MAX_TRIGGERS = 10;
-
-export const TEXT_MAX = 500;
-
 let stepSerial = 0;
 
 export const withKey = (step) => ({ ...step, key: ++stepSerial });

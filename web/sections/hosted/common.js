@@ -1,8 +1,5 @@
 // What the hosted section's parts share: an endpoint's API path, DOM ids, a refusal's reason in words.
-import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-
-export const MAX_ENDPOINTS = 10;
 
 export const endpointPath = (endpoint) => `/hosted-endpoints/${encodeURIComponent(endpoint.endpointId)}`;
 
@@ -20,17 +17,4 @@ export function reasonText(reason) {
 export function fieldOf(path) {
   const parts = String(path ?? "").replace(/^\//, "").split(/[./]/).filter((p) => p && p !== "body");
   return parts[0] || "";
-}
-
-export function FieldError({ id, messages }) {
-  if (!messages || messages.length === 0) return null;
-  return html`<p id=${id} class="field-error" data-testid="field-error">${messages.join(" ")}</p>`;
-}
-
-export function invalidProps(messages, id, hint) {
-  const has = Boolean(messages && messages.length);
-  return {
-    "aria-invalid": has ? "true" : undefined,
-    "aria-describedby": [hint, has && `${id}-error`].filter(Boolean).join(" ") || undefined,
-  };
 }

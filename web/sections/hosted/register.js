@@ -1,25 +1,27 @@
 // Registering an endpoint: name, display name, URL and token (the token leaves the page once sent).
-import { useLayoutEffect, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
+import { fieldErrors, FieldError, invalidProps, useFocusFirstError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
-import { register, t } from "../../lib/i18n.js";
-import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
-import { FieldError, fieldOf, invalidProps, MAX_ENDPOINTS, reasonText } from "./common.js";
+import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
+import { ErrorBox, useAction } from "../../lib/ui.js";
+import { fieldOf, reasonText } from "./common.js";
 
-// {field: [message]} for the registration form; what no field owns stays in the error box.
+const FIELDS = ["name", "displayName", "url", "authToken"];
+
+// {field: [message]} for the registration form; what no field owns is at "" (shown under the form).
 function registerErrors(error) {
-  const byField = {};
-  if (!error) return byField;
-  const add = (field, message) => (byField[field] = byField[field] || []).push(message);
-  if (error.code === "url_not_allowed") add("url", reasonText(error.details.reason));
-  else if (error.code === "endpoint_name_taken") add("name", t("hosted.nameTaken"));
-  else if (error.code === "validation_error" && Array.isArray(error.details.errors)) {
-    for (const item of error.details.errors) {
-      const field = fieldOf(item.path);
-      add(["name", "displayName", "url", "authToken"].includes(field) ? field : "", item.message || error.message);
-    }
-  }
-  return byField;
+  if (!error) return {};
+  if (error.code === "url_not_allowed") return { url: [reasonText(error.details.reason)] };
+  if (error.code === "endpoint_name_taken") return { name: [t("hosted.nameTaken")] };
+  if (error.code !== "validation_error") return {};
+  return fieldErrors(error, {
+    key: (path) => {
+      const field = fieldOf(path);
+      return FIELDS.includes(field) ? field : "";
+    },
+  });
 }
 
 export function RegisterForm({ count, onRegistered }) {
@@ -28,7 +30,8 @@ export function RegisterForm({ count, onRegistered }) {
   const action = useAction();
   const errors = registerErrors(action.error);
   const fieldsOwn = Object.keys(errors).some((k) => k !== "");
-  const full = count >= MAX_ENDPOINTS;
+  const max = limits();
+  const full = count >= max.hostedEndpoints;
   const set = (key) => (e) => setForm({ ...form, [key]: e.currentTarget.value });
 
   const submit = (e) => {
@@ -44,11 +47,8 @@ export function RegisterForm({ count, onRegistered }) {
       onRegistered(created);
     });
   };
-  useLayoutEffect(() => {
-    // A refusal moves the focus to the first field it names, where its reason is read.
-    const first = ["name", "displayName", "url", "authToken"].find((k) => errors[k]);
-    if (first) focusAfterRender(`hosted-${first}`);
-  }, [action.error]);
+  // A refusal moves the focus to the first field it names, where its reason is read.
+  useFocusFirstError(action.error, errors, FIELDS, (key) => `hosted-${key}`);
 
   const field = (key, input) => html`${input}
     <${FieldError} id=${`hosted-${key}-error`} messages=${errors[key]} />`;
@@ -58,32 +58,32 @@ export function RegisterForm({ count, onRegistered }) {
 
   return html`<form class="card" onSubmit=${submit} novalidate aria-labelledby="hosted-register-title" data-testid="register-form">
     <h2 id="hosted-register-title">${t("hosted.register")}</h2>
-    <p class="hint" data-testid="quota">${t("hosted.quota", { n: count, max: MAX_ENDPOINTS })}</p>
+    <p class="hint" data-testid="quota">${t("hosted.quota", { n: count, max: max.hostedEndpoints })}</p>
     <label for="hosted-name">${t("hosted.name")}</label>
     ${field("name", html`<input id="hosted-name" value=${form.name} onInput=${set("name")} required autocomplete="off"
-      spellcheck=${false} maxlength="40" ...${invalidProps(errors.name, "hosted-name", "hosted-name-hint")} />`)}
+      spellcheck=${false} maxlength=${max.endpointName} ...${invalidProps(errors.name, "hosted-name", "hosted-name-hint")} />`)}
     <p class="hint" id="hosted-name-hint">${t("hosted.nameHint")}</p>
     <label for="hosted-displayName">${t("hosted.displayName")}</label>
     ${field("displayName", html`<input id="hosted-displayName" value=${form.displayName} onInput=${set("displayName")}
-      required maxlength="60" ...${invalidProps(errors.displayName, "hosted-displayName")} />`)}
+      required maxlength=${max.endpointDisplayName} ...${invalidProps(errors.displayName, "hosted-displayName")} />`)}
     <label for="hosted-url">${t("hosted.url")}</label>
     ${field("url", html`<input id="hosted-url" type="url" value=${form.url} onInput=${set("url")} required autocomplete="off"
-      spellcheck=${false} maxlength="2048" placeholder="https://" size="60"
+      spellcheck=${false} maxlength=${max.endpointUrl} placeholder="https://" size="60"
       ...${invalidProps(errors.url, "hosted-url", "hosted-url-hint")} />`)}
     <p class="hint" id="hosted-url-hint">${t("hosted.urlHint")}</p>
     <label for="hosted-authToken">${t("hosted.token")}</label>
     ${field("authToken", html`<input id="hosted-authToken" type="password" value=${form.authToken} onInput=${set("authToken")}
-      autocomplete="new-password" maxlength="4096" ...${invalidProps(errors.authToken, "hosted-authToken", "hosted-token-hint")} />`)}
+      autocomplete="new-password" maxlength=${max.endpointToken} ...${invalidProps(errors.authToken, "hosted-authToken", "hosted-token-hint")} />`)}
     <p class="hint" id="hosted-token-hint">${t("hosted.tokenHint")}</p>
     ${fieldsOwn && html`<p class="field-error">${t("hosted.errorsBelow")}</p>`}
     ${errors[""] && html`<${FieldError} id="hosted-form-error" messages=${errors[""]} />`}
-    ${quotaError && html`<p class="notice">${t("hosted.quotaFull", { max: MAX_ENDPOINTS })}</p>`}
+    ${quotaError && html`<p class="notice">${t("hosted.quotaFull", { max: max.hostedEndpoints })}</p>`}
     <${ErrorBox} error=${otherError} />
     <div class="row actions">
       <button type="submit" disabled=${action.busy || full} aria-describedby=${full ? "hosted-full" : undefined}>
         ${action.busy ? t("hosted.registering") : t("hosted.registerSubmit")}
       </button>
-      ${full && html`<span class="hint" id="hosted-full">${t("hosted.quotaFull", { max: MAX_ENDPOINTS })}</span>`}
+      ${full && html`<span class="hint" id="hosted-full">${t("hosted.quotaFull", { max: max.hostedEndpoints })}</span>`}
     </div>
     <p class="hint" role="status" aria-live="polite" data-testid="register-notice">${notice}</p>
   </form>`;

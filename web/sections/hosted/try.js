@@ -1,117 +1,29 @@
-// Trying a tool: a form built from its input schema, the call, and its result or the approval it needs.
+// Trying a tool: a form built from its input schema (lib/schema_form.js), the call, and its result or the
+// approval it needs.
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
+import { fieldErrors, FieldError, focusFirstError, invalidProps } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { ErrorBox, focusAfterRender, newClientId, useAction } from "../../lib/ui.js";
-import { domId, endpointPath, FieldError, fieldOf, invalidProps } from "./common.js";
+import { argumentsOf, fieldsOf, initialValues, SchemaField } from "../../lib/schema_form.js";
+import { ErrorBox, newClientId, useAction } from "../../lib/ui.js";
+import { domId, endpointPath, fieldOf } from "./common.js";
 
-function typeOf(schema) {
-  const type = Array.isArray(schema.type) ? schema.type.find((x) => x !== "null") : schema.type;
-  if (Array.isArray(schema.enum) && schema.enum.length > 0) return "enum";
-  if (["string", "number", "integer", "boolean"].includes(type)) return type;
-  return "json";
-}
-
-// The fields of an object schema, or null when the whole arguments are edited as JSON.
-function fieldsOf(schema) {
-  if (!schema || typeof schema !== "object") return null;
-  const properties = schema.properties;
-  if (!properties || typeof properties !== "object" || Object.keys(properties).length === 0) return null;
-  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
-  return Object.entries(properties).map(([name, prop]) => ({
-    name,
-    schema: prop && typeof prop === "object" ? prop : {},
-    kind: typeOf(prop && typeof prop === "object" ? prop : {}),
-    required: required.has(name),
-  }));
-}
-
-function initialValue(field) {
-  if (field.kind === "boolean") return field.schema.default === true;
-  if (field.schema.default !== undefined) {
-    return field.kind === "json" ? JSON.stringify(field.schema.default, null, 2) : String(field.schema.default);
-  }
-  return "";
-}
-
-// {arguments} or {errors: {field: message}} from the form's values.
-function argumentsOf(fields, values, raw) {
-  if (!fields) {
-    try {
-      const parsed = JSON.parse(raw || "{}");
-      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) return { errors: { "": t("hosted.notObject") } };
-      return { arguments: parsed };
-    } catch (failure) {
-      return { errors: { "": t("hosted.badJson", { message: failure.message }) } };
-    }
-  }
-  const out = {};
-  const errors = {};
-  for (const field of fields) {
-    const value = values[field.name];
-    if (field.kind === "boolean") {
-      out[field.name] = Boolean(value);
-      continue;
-    }
-    if (value === "" || value === undefined) {
-      if (field.required) errors[field.name] = t("hosted.missing");
-      continue;
-    }
-    if (field.kind === "number" || field.kind === "integer") {
-      const number = Number(value);
-      if (!Number.isFinite(number)) errors[field.name] = t("hosted.notNumber");
-      else if (field.kind === "integer" && !Number.isInteger(number)) errors[field.name] = t("hosted.notInteger");
-      else out[field.name] = number;
-    } else if (field.kind === "enum") {
-      const match = field.schema.enum.find((option) => String(option) === value);
-      out[field.name] = match === undefined ? value : match;
-    } else if (field.kind === "json") {
-      try {
-        out[field.name] = JSON.parse(value);
-      } catch (failure) {
-        errors[field.name] = t("hosted.badJson", { message: failure.message });
-      }
-    } else {
-      out[field.name] = value;
-    }
-  }
-  return Object.keys(errors).length ? { errors } : { arguments: out };
-}
-
-function ArgumentField({ field, value, onValue, error, prefix }) {
-  const id = `${prefix}-arg-${domId(field.name)}`;
-  const description = field.schema.description || field.schema.title;
-  const hint = description || field.kind === "json" ? `${id}-hint` : undefined;
-  const props = invalidProps(error ? [error] : null, id, hint);
-  const label = html`${field.name}${field.required && html` <span class="required" aria-hidden="true">*</span><span class="visually-hidden">${t("hosted.required")}</span>`}`;
-  let input;
-  if (field.kind === "boolean") {
-    return html`<label class="check" for=${id}>
-        <input type="checkbox" id=${id} checked=${value} onChange=${(e) => onValue(e.currentTarget.checked)} ...${props} />
-        ${label}
-      </label>
-      ${hint && html`<p class="hint" id=${hint}>${description}</p>`}
-      <${FieldError} id=${`${id}-error`} messages=${error ? [error] : null} />`;
-  }
-  if (field.kind === "enum") {
-    input = html`<select id=${id} value=${value} onChange=${(e) => onValue(e.currentTarget.value)} aria-required=${field.required ? "true" : undefined} ...${props}>
-      <option value="">${t("hosted.choose")}</option>
-      ${field.schema.enum.map((option) => html`<option value=${String(option)}>${String(option)}</option>`)}
-    </select>`;
-  } else if (field.kind === "json") {
-    input = html`<textarea id=${id} class="code" value=${value} onInput=${(e) => onValue(e.currentTarget.value)} spellcheck=${false}
-      aria-required=${field.required ? "true" : undefined} ...${props}></textarea>`;
-  } else {
-    const numeric = field.kind === "number" || field.kind === "integer";
-    input = html`<input id=${id} type=${numeric ? "number" : "text"} step=${field.kind === "integer" ? "1" : numeric ? "any" : undefined}
-      inputmode=${field.kind === "integer" ? "numeric" : numeric ? "decimal" : undefined} value=${value}
-      onInput=${(e) => onValue(e.currentTarget.value)} aria-required=${field.required ? "true" : undefined} ...${props} />`;
-  }
-  return html`<label for=${id}>${label}${field.kind === "json" && html` <span class="meta">(${t("hosted.jsonField")})</span>`}</label>
-    ${input}
-    ${hint && html`<p class="hint" id=${hint}>${[description, field.kind === "json" && t("hosted.jsonHint")].filter(Boolean).join(" ")}</p>`}
-    <${FieldError} id=${`${id}-error`} messages=${error ? [error] : null} />`;
+// A call's validation errors by argument field ("" for what no field owns), one sentence each: the paths are
+// under the body's `arguments` ("/arguments/a", "arguments.a").
+function argumentErrors(error, fields) {
+  if (!error || error.code !== "validation_error") return {};
+  const byField = fieldErrors(error, {
+    key: (path) => {
+      const name = fieldOf(String(path ?? "").replace(/^\/?(arguments[./])?/, ""));
+      return fields && fields.some((f) => f.name === name) ? name : "";
+    },
+    message: (item) => {
+      const path = String(item.path ?? "").replace(/^\/?(arguments[./])?/, "");
+      return item.message || `${item.keyword || ""} ${path}`.trim();
+    },
+  });
+  return Object.fromEntries(Object.entries(byField).map(([name, list]) => [name, list.filter(Boolean).join(" ")]));
 }
 
 function CallResult({ result }) {
@@ -132,10 +44,9 @@ function CallResult({ result }) {
 
 export function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
   const prefix = domId("try", endpoint.endpointId, tool.name);
+  const argId = (name) => `${prefix}-arg-${domId(name)}`;
   const fields = fieldsOf(tool.inputSchema);
-  const [values, setValues] = useState(() =>
-    Object.fromEntries((fields || []).map((field) => [field.name, initialValue(field)])),
-  );
+  const [values, setValues] = useState(() => initialValues(fields));
   const [raw, setRaw] = useState("{}");
   const [localErrors, setLocalErrors] = useState({});
   const [result, setResult] = useState(null);
@@ -144,14 +55,7 @@ export function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
   const heading = useRef(null);
   useLayoutEffect(() => heading.current && heading.current.focus(), []);
 
-  const serverErrors = {};
-  if (action.error && action.error.code === "validation_error" && Array.isArray(action.error.details.errors)) {
-    for (const item of action.error.details.errors) {
-      const path = String(item.path ?? "").replace(/^\/?(arguments[./])?/, "");
-      const name = fields && fields.some((f) => f.name === fieldOf(path)) ? fieldOf(path) : "";
-      serverErrors[name] = [serverErrors[name], item.message || `${item.keyword || ""} ${path}`.trim()].filter(Boolean).join(" ");
-    }
-  }
+  const serverErrors = argumentErrors(action.error, fields);
   const errors = { ...serverErrors, ...localErrors };
   const needsApproval = action.error && action.error.code === "approval_required";
   const needsGrant = action.error && action.error.code === "permission_required";
@@ -160,8 +64,9 @@ export function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
     const built = argumentsOf(fields, values, raw);
     setLocalErrors(built.errors || {});
     if (built.errors) {
-      const first = Object.keys(built.errors)[0];
-      focusAfterRender(first ? `${prefix}-arg-${domId(first)}` : `${prefix}-raw`);
+      // The focus goes to the first field refused, in the form's order (the raw JSON's is "").
+      const order = fields ? fields.map((field) => field.name) : [""];
+      focusFirstError(built.errors, order, (name) => (name ? argId(name) : `${prefix}-raw`));
       return;
     }
     setResult(null);
@@ -194,7 +99,7 @@ export function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
     <p class="hint">${t("hosted.tryIntro")}</p>
     ${fields
       ? fields.map(
-          (field) => html`<${ArgumentField} key=${field.name} field=${field} prefix=${prefix} value=${values[field.name]}
+          (field) => html`<${SchemaField} key=${field.name} field=${field} id=${argId(field.name)} value=${values[field.name]}
             error=${errors[field.name]} onValue=${(v) => setValues((old) => ({ ...old, [field.name]: v }))} />`,
         )
       : html`<label for=${`${prefix}-raw`}>${t("hosted.argumentsJson")}</label>

@@ -3,10 +3,9 @@ import { useEffect, useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 import { browserZone, ErrorBox, formatTime, useAction } from "../../lib/ui.js";
 import { GRANT_LINK, hasGrant, PERMISSION, SKILL } from "./access.js";
-
-const NOTE_MAX = 500;
 
 const DEFAULT_LEAD_MINUTES = 5;
 
@@ -110,9 +109,9 @@ export function ReminderForm({ agents, access, onCreated }) {
     </div>
     ${runAt && runAt.shifted && html`<p class="hint" role="status">${t("reminders.shifted", { zone, time: runAt.iso })}</p>`}
     <label for="reminder-note">${t("reminders.note")}</label>
-    <textarea id="reminder-note" maxlength=${NOTE_MAX} aria-describedby="reminder-note-count" value=${note}
+    <textarea id="reminder-note" maxlength=${limits().reminderNote} aria-describedby="reminder-note-count" value=${note}
       onInput=${(e) => setNote(e.currentTarget.value)}></textarea>
-    <p id="reminder-note-count" class="hint">${t("reminders.noteCount", { n: note.length, max: NOTE_MAX })}</p>
+    <p id="reminder-note-count" class="hint">${t("reminders.noteCount", { n: note.length, max: limits().reminderNote })}</p>
     <div class="row">
       <button type="submit" disabled=${Boolean(blocked) || action.busy}
         aria-describedby=${blocked ? "reminder-blocked" : undefined}>
