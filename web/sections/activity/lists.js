@@ -5,7 +5,6 @@ import { t } from "../../lib/i18n.js";
 import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad } from "../../lib/ui.js";
 
 const PAGE_SIZE = 20;
-
 const ACTIONS = [
   "permission.grant",
   "permission.revoke",

@@ -8,7 +8,6 @@ import { Empty, ErrorBox, formatTime, Loading, newClientId, useAction } from "..
 import { label, ORIGINS, rememberRun, RunLine, RUNS } from "./runs.js";
 
 const PAGE = 100;
-
 const POLL_MS = 4000;
 
 function messagesPath(conversationId, cursor) {

@@ -3,18 +3,14 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 
 const KINDS = ["plain", "tool", "prompt", "workflow"];
-
 const OUTCOMES = ["succeeded", "denied", "degraded", "failed"];
-
 export const ORIGINS = ["chat", "background", "automation"];
 
 // The run of each reply sent from this page, by the reply's message id: the history from the server has no
 // runs. Kept for the browser tab's session (sessionStorage, like the token), so a reload keeps the labels;
 // only the newest RUNS_KEPT are kept.
 const RUNS_KEY = "skillcore.chatRuns";
-
 const RUNS_KEPT = 500;
-
 export const RUNS = loadRuns();
 
 function loadRuns() {

@@ -1,7 +1,6 @@
 // The grant an automation job's runner needs (memory-extraction's memory:write) in the job's scope.
 
 export const RUNNER_SKILL = "memory-extraction";
-
 export const RUNNER_PERMISSION = "memory:write";
 
 export const isRunnerGrant = (g) => g.skillId === RUNNER_SKILL && g.permissionCode === RUNNER_PERMISSION && g.status === "active";

@@ -179,7 +179,7 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
     html`<label for="cap-name">${t("caps.name")}</label>
       <input id="cap-name" value=${form.name} maxlength=${limits().capabilityName} autocomplete="off" spellcheck="false"
         ...${invalid(errors, "name", "cap-name", "cap-name-hint")} onInput=${(e) => set("name")(e.currentTarget.value)} />
-      <p id="cap-name-hint" class="hint">${t("caps.nameHint")}</p>
+      <p id="cap-name-hint" class="hint">${t("caps.nameHint", { max: limits().capabilityName })}</p>
       <${FieldError} id="cap-name-error" messages=${errors.name} />`}
     <label for="cap-display-name">${t("caps.displayName")}</label>
     <input id="cap-display-name" value=${form.displayName} maxlength=${limits().capabilityDisplayName}
@@ -188,7 +188,7 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
 
     <fieldset class="tools" aria-describedby="cap-triggers-hint">
       <legend>${t("caps.whenToUse")}</legend>
-      <p id="cap-triggers-hint" class="hint">${t("caps.whenToUseHint")}</p>
+      <p id="cap-triggers-hint" class="hint">${t("caps.whenToUseHint", { count: limits().capabilityTriggers, max: limits().capabilityTrigger })}</p>
       <ul class="plain">
         ${form.whenToUse.map(
           (value, i) => html`<li class="row">

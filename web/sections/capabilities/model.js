@@ -1,7 +1,6 @@
 // The editor's model: a capability as a form, and the form as the body the API takes.
 
 let stepSerial = 0;
-
 export const withKey = (step) => ({ ...step, key: ++stepSerial });
 
 export function formOf(capability, skills) {

@@ -1,5 +1,6 @@
 // What the hosted section's parts share: an endpoint's API path, DOM ids, a refusal's reason in words.
 import { t } from "../../lib/i18n.js";
+import { limits } from "../../lib/limits.js";
 
 export const endpointPath = (endpoint) => `/hosted-endpoints/${encodeURIComponent(endpoint.endpointId)}`;
 
@@ -9,7 +10,7 @@ export function domId(...parts) {
 
 export function reasonText(reason) {
   const key = `hosted.reason.${reason}`;
-  const text = t(key);
+  const text = t(key, { max: limits().endpointUrl });
   return text === key ? t("hosted.reason.other", { reason }) : text;
 }
 

@@ -62,7 +62,7 @@ export function RegisterForm({ count, onRegistered }) {
     <label for="hosted-name">${t("hosted.name")}</label>
     ${field("name", html`<input id="hosted-name" value=${form.name} onInput=${set("name")} required autocomplete="off"
       spellcheck=${false} maxlength=${max.endpointName} ...${invalidProps(errors.name, "hosted-name", "hosted-name-hint")} />`)}
-    <p class="hint" id="hosted-name-hint">${t("hosted.nameHint")}</p>
+    <p class="hint" id="hosted-name-hint">${t("hosted.nameHint", { max: max.endpointName })}</p>
     <label for="hosted-displayName">${t("hosted.displayName")}</label>
     ${field("displayName", html`<input id="hosted-displayName" value=${form.displayName} onInput=${set("displayName")}
       required maxlength=${max.endpointDisplayName} ...${invalidProps(errors.displayName, "hosted-displayName")} />`)}

@@ -1,7 +1,6 @@
 // The reminder skill and the grant it needs (proactive_message:write) in a scope.
 
 export const SKILL = "goal-check-in-reminder";
-
 export const PERMISSION = "proactive_message:write";
 
 export const GRANT_LINK = `#/permissions?skill=${encodeURIComponent(SKILL)}&permission=${encodeURIComponent(PERMISSION)}`;

@@ -5,9 +5,7 @@ import { t } from "../../lib/i18n.js";
 import { browserZone, Empty, ErrorBox, formatTime, useAction } from "../../lib/ui.js";
 
 export const STATUSES = ["scheduled", "running", "retrying", "succeeded", "failed", "cancelled"];
-
 export const ACTIVE = new Set(["scheduled", "running", "retrying"]);
-
 const CANCELLABLE = new Set(["scheduled", "retrying"]);
 
 function StatusLabel({ status }) {
