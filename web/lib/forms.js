@@ -1,10 +1,11 @@
 // The page's one way to show an API refusal at its fields. A refusal (422 validation_error, or a rule's code
 // such as unsafe_text) carries details.errors: [{path, message, ...}]. fieldErrors turns them into
 // {key: [message]} by the form's own rule for keys and words; FieldError shows a field's messages under it;
-// invalidProps ties the field to them (aria-invalid, aria-describedby); and the focus goes to the first refused
-// field in the form's order (not the server's), through focusAfterRender: right after the render that shows
-// the messages, before the person's next key. A refusal that names none of the form's fields leaves the focus
-// where it is (the form shows it in its error box).
+// invalidProps ties the field to them (aria-invalid, aria-describedby). A form that moves the focus on a refusal
+// (creating an agent, registering an endpoint, a try-it form's own checks) moves it to the first refused field
+// in the form's order (not the server's), through focusAfterRender: right after the render that shows the
+// messages, before the person's next key. A refusal that names none of the form's fields leaves the focus where
+// it is (the form shows it in its error box).
 import { useLayoutEffect } from "preact/hooks";
 import { html } from "./html.js";
 import { focusAfterRender } from "./ui.js";

@@ -42,7 +42,8 @@ def register(routes: Routes, deps: CoreDeps) -> None:
     @routes.route("PUT", "/rpc/me", body=PutProfile, response=views.Profile,
                   errors=(e.INVALID_TIMEZONE, e.CONCURRENT_UPDATE))
     def put_me(caller: Caller, body: PutProfile) -> views.Profile:
-        """Create or update the caller's profile (the first call also creates the default memory job)."""
+        """Create or update the caller's profile (the first call also creates the default memory job); the answer
+        carries the server's limits, as GET does."""
         result = profile.put_profile(
             deps.profile, caller.user_id, timezone=body.timezone, display_name=body.display_name, now=deps.clock()
         )
@@ -50,7 +51,8 @@ def register(routes: Routes, deps: CoreDeps) -> None:
 
     @routes.route("GET", "/rpc/me", response=views.Profile, errors=(e.NOT_FOUND,))
     def get_me(caller: Caller) -> views.Profile:
-        """The caller's profile; 404 before the first PUT."""
+        """The caller's profile, with the server's limits (`limits`: the lengths and counts the API validates with,
+        for a client to show and enforce); 404 before the first PUT."""
         return views.profile(profile.get_profile(deps.db, caller.user_id))
 
     @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
