@@ -6,6 +6,7 @@ import { ApiError, get, listAll, put } from "./lib/api.js";
 import { claims, completeSignIn, loadConfig, signIn, signOut, token } from "./lib/auth.js";
 import { html } from "./lib/html.js";
 import { lang, LANGUAGES, onLangChange, register, setLang, t } from "./lib/i18n.js";
+import { setLimits } from "./lib/limits.js";
 import { browserZone, ErrorBox, Loading } from "./lib/ui.js";
 import { SECTIONS } from "./sections/index.js";
 
@@ -68,8 +69,8 @@ function useLanguage() {
   return current;
 }
 
-// The user's profile: the first visit creates it (in the browser's zone), which also creates the
-// default daily memory job on the server.
+// The user's profile (with the server's limits): the first visit creates it (in the browser's zone), which
+// also creates the default daily memory job on the server.
 async function loadProfile() {
   try {
     return await get("/me");
@@ -122,7 +123,10 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
 
   const ctx = {
     profile,
-    setProfile,
+    setProfile: (next) => {
+      setLimits(next.limits);
+      setProfile(next);
+    },
     agents,
     reloadAgents: async () => setAgents(await listAll("/agents")),
     navigate: (hash) => {
@@ -175,6 +179,8 @@ async function boot() {
       return;
     }
     const [profile, agents] = await Promise.all([loadProfile(), listAll("/agents")]);
+    // The server's limits come with the profile: every section reads them from lib/limits.js.
+    setLimits(profile.limits);
     root.textContent = "";
     render(html`<${Shell} profile=${profile} agents=${agents} />`, root);
   } catch (error) {

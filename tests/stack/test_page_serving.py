@@ -55,7 +55,7 @@ def test_every_vendor_module_is_served_byte_for_byte_from_node_modules(stack: St
 def test_section_modules_styles_and_data_are_served_with_their_types(stack: StackClient) -> None:
     expected = {
         "/skills/app.js": "text/javascript; charset=utf-8",
-        "/skills/sections/skills.js": "text/javascript; charset=utf-8",
+        "/skills/sections/skills/index.js": "text/javascript; charset=utf-8",
         "/skills/lib/api.js": "text/javascript; charset=utf-8",
         "/skills/styles.css": "text/css; charset=utf-8",
         "/skills/data/evals.json": "application/json; charset=utf-8",

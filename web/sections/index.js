@@ -1,19 +1,20 @@
-// The page's sections, in navigation order. A section is a module under sections/ that exports
-// `default function Section({ ctx })` and registers its own messages; it is loaded when first opened,
-// so the first load carries only the shell and the section shown. A new section adds one line here
-// and its nav label below.
+// The page's sections, in navigation order. A section is a folder under sections/: its index.js exports
+// `default function Section({ ctx })` and imports its messages.js (which registers the section's zh/en
+// messages); the folder's other modules do one job each. A section is loaded when first opened, so the
+// first load carries only the shell and the section shown. A new section adds one line here and its nav
+// label below.
 import { register } from "../lib/i18n.js";
 
 export const SECTIONS = [
-  { id: "skills", load: () => import("./skills.js") },
-  { id: "permissions", load: () => import("./permissions.js") },
-  { id: "reminders", load: () => import("./reminders.js") },
-  { id: "automation", load: () => import("./automation.js") },
-  { id: "capabilities", load: () => import("./capabilities.js") },
-  { id: "hosted", load: () => import("./hosted.js") },
-  { id: "memories", load: () => import("./memories.js") },
-  { id: "agents", load: () => import("./agents.js") },
-  { id: "activity", load: () => import("./activity.js") },
+  { id: "skills", load: () => import("./skills/index.js") },
+  { id: "permissions", load: () => import("./permissions/index.js") },
+  { id: "reminders", load: () => import("./reminders/index.js") },
+  { id: "automation", load: () => import("./automation/index.js") },
+  { id: "capabilities", load: () => import("./capabilities/index.js") },
+  { id: "hosted", load: () => import("./hosted/index.js") },
+  { id: "memories", load: () => import("./memories/index.js") },
+  { id: "agents", load: () => import("./agents/index.js") },
+  { id: "activity", load: () => import("./activity/index.js") },
 ];
 
 register({

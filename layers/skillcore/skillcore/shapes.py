@@ -57,3 +57,6 @@ def _integral(value: object) -> object:
 INTEGRAL = BeforeValidator(_integral)
 
 Id = Annotated[str, StringConstraints(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_-]+$")]
+
+# An IANA zone name in a body (a profile's, a job's).
+TIMEZONE_MAX = 64

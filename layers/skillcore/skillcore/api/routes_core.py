@@ -7,6 +7,7 @@ from msgspec import Struct
 from skillcore import VERSION
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes
+from skillcore.api.limits import LIMITS
 from skillcore.api.requests import Paging
 from skillcore.api.requests.core import (
     ConversationQuery,
@@ -41,16 +42,18 @@ def register(routes: Routes, deps: CoreDeps) -> None:
     @routes.route("PUT", "/rpc/me", body=PutProfile, response=views.Profile,
                   errors=(e.INVALID_TIMEZONE, e.CONCURRENT_UPDATE))
     def put_me(caller: Caller, body: PutProfile) -> views.Profile:
-        """Create or update the caller's profile (the first call also creates the default memory job)."""
+        """Create or update the caller's profile (the first call also creates the default memory job); the answer
+        carries the server's limits, as GET does."""
         result = profile.put_profile(
             deps.profile, caller.user_id, timezone=body.timezone, display_name=body.display_name, now=deps.clock()
         )
-        return views.profile(result)
+        return views.profile(result, LIMITS)
 
     @routes.route("GET", "/rpc/me", response=views.Profile, errors=(e.NOT_FOUND,))
     def get_me(caller: Caller) -> views.Profile:
-        """The caller's profile; 404 before the first PUT."""
-        return views.profile(profile.get_profile(deps.db, caller.user_id))
+        """The caller's profile, with the server's limits (`limits`: the lengths and counts the API validates with,
+        for a client to show and enforce); 404 before the first PUT."""
+        return views.profile(profile.get_profile(deps.db, caller.user_id), LIMITS)
 
     @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
                   errors=(e.CONCURRENT_UPDATE,))

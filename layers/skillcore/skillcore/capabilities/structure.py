@@ -14,12 +14,19 @@ from pydantic import ConfigDict, Field, StringConstraints, field_validator, mode
 from skillcore.capabilities.models import MAX_BINDINGS_PER_CAPABILITY, MAX_STEPS
 from skillcore.shapes import INTEGRAL, NOT_BLANK, Strict, not_blank
 
-CapabilityName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{2,39}$")]
+NAME_MAX = 40
+TEXT_MAX = 500
+TRIGGER_MAX = 40
+MAX_TRIGGERS = 10
+DISPLAY_NAME_MAX = 60
+ANSWER_MAX = 500
+
+CapabilityName = Annotated[str, StringConstraints(pattern=rf"^[a-z][a-z0-9_]{{2,{NAME_MAX - 1}}}$")]
 BindingName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{1,39}$")]
 HostProfile = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,39}$")]
 PlatformCapabilityId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9:_.-]{0,63}$")]
-Instruction = Annotated[str, StringConstraints(min_length=1, max_length=500), Field(json_schema_extra=NOT_BLANK)]
-Trigger = Annotated[str, StringConstraints(min_length=1, max_length=40), Field(json_schema_extra=NOT_BLANK)]
+Instruction = Annotated[str, StringConstraints(min_length=1, max_length=TEXT_MAX), Field(json_schema_extra=NOT_BLANK)]
+Trigger = Annotated[str, StringConstraints(min_length=1, max_length=TRIGGER_MAX), Field(json_schema_extra=NOT_BLANK)]
 Version = Annotated[int, Field(ge=1, strict=True), INTEGRAL]
 
 
@@ -56,9 +63,9 @@ Step = Annotated[PlatformStepInput | LocalToolStepInput, Field(discriminator="ki
 
 
 class WorkflowInput(Strict):
-    objective: str = Field(min_length=1, max_length=500, json_schema_extra=NOT_BLANK)
+    objective: str = Field(min_length=1, max_length=TEXT_MAX, json_schema_extra=NOT_BLANK)
     steps: list[Step] = Field(min_length=1, max_length=MAX_STEPS)
-    completion_criteria: str = Field(min_length=1, max_length=500, json_schema_extra=NOT_BLANK)
+    completion_criteria: str = Field(min_length=1, max_length=TEXT_MAX, json_schema_extra=NOT_BLANK)
 
     _texts = field_validator("objective", "completion_criteria")(not_blank)
 
@@ -74,8 +81,8 @@ class ToolBindingInput(Strict):
 
 
 class CapabilityFields(Strict):
-    display_name: str = Field(min_length=1, max_length=60, json_schema_extra=NOT_BLANK)
-    when_to_use: list[Trigger] = Field(min_length=1, max_length=10)
+    display_name: str = Field(min_length=1, max_length=DISPLAY_NAME_MAX, json_schema_extra=NOT_BLANK)
+    when_to_use: list[Trigger] = Field(min_length=1, max_length=MAX_TRIGGERS)
     workflow: WorkflowInput
     platform_capability_ids: list[PlatformCapabilityId] = Field(
         max_length=20, json_schema_extra={"uniqueItems": True}
@@ -104,7 +111,7 @@ class DraftAnswerInput(Strict):
             {"required": ["text"], "properties": {"text": {"type": "string"}}},
             {"required": ["binding"], "properties": {"binding": {"type": "object"}}}]})
     gap_id: str = Field(min_length=1, max_length=64)
-    text: str | None = Field(default=None, min_length=1, max_length=500, json_schema_extra=NOT_BLANK)
+    text: str | None = Field(default=None, min_length=1, max_length=ANSWER_MAX, json_schema_extra=NOT_BLANK)
     binding: ToolBindingInput | None = None
 
     @field_validator("text")

@@ -11,14 +11,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator
 
-from skillcore.shapes import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
+from skillcore.automation.models import PROMPT_MAX, TITLE_MAX
+from skillcore.shapes import (
+    INTEGRAL,
+    NOT_BLANK,
+    TIMEZONE_MAX,
+    Id,
+    Strict,
+    no_null_properties,
+    not_blank,
+)
 
 Weekday = Annotated[int, Field(ge=1, le=7, strict=True), INTEGRAL]
 LocalTime = Annotated[str, StringConstraints(pattern=r"^([01][0-9]|2[0-3]):[0-5][0-9]$")]
 
 
 class AutomationConfigBody(Strict):
-    prompt: str = Field(min_length=1, max_length=2000, json_schema_extra=NOT_BLANK)
+    prompt: str = Field(min_length=1, max_length=PROMPT_MAX, json_schema_extra=NOT_BLANK)
     tools: list[Annotated[str, StringConstraints(min_length=1, max_length=64)]] = Field(max_length=8)
 
     _prompt = field_validator("prompt")(not_blank)
@@ -32,11 +41,11 @@ class CreateAutomationJob(Strict):
         "else": {"properties": {"weekday": {"type": "null"}}},
     })
 
-    title: str = Field(min_length=1, max_length=80, json_schema_extra=NOT_BLANK)
+    title: str = Field(min_length=1, max_length=TITLE_MAX, json_schema_extra=NOT_BLANK)
     schedule_type: Literal["daily", "weekly"]
     local_time: LocalTime
     weekday: Weekday | None = None
-    timezone: str | None = Field(default=None, min_length=1, max_length=64)
+    timezone: str | None = Field(default=None, min_length=1, max_length=TIMEZONE_MAX)
     agent_id: Id | None = None
     config: AutomationConfigBody
 
@@ -58,10 +67,10 @@ class PatchAutomationJob(Strict):
     model_config = ConfigDict(json_schema_extra=_patch_schema)
     # `| None` only so that an absent field has a default; an explicit null is refused before validation.
     status: Literal["active", "paused"] | None = None
-    title: str | None = Field(default=None, min_length=1, max_length=80, json_schema_extra=NOT_BLANK)
+    title: str | None = Field(default=None, min_length=1, max_length=TITLE_MAX, json_schema_extra=NOT_BLANK)
     local_time: LocalTime | None = None
     weekday: Weekday | None = None
-    timezone: str | None = Field(default=None, min_length=1, max_length=64)
+    timezone: str | None = Field(default=None, min_length=1, max_length=TIMEZONE_MAX)
     config: AutomationConfigBody | None = None
 
     _present_is_not_null = field_validator("*", mode="before")(_not_null)

@@ -6,12 +6,14 @@ from skillcore.api.requests import Paging
 from skillcore.background.lifecycle import JobStatus
 from skillcore.shapes import Id, Strict
 
+NOTE_MAX = 500
+
 
 class CreateBackgroundJob(Strict):
     skill_id: str = Field(min_length=1, max_length=64)
     agent_id: Id
     run_at: AwareDatetime
-    note: str = Field(default="", max_length=500)
+    note: str = Field(default="", max_length=NOTE_MAX)
 
 
 class JobQuery(Paging):

@@ -45,8 +45,11 @@ class UserCapabilityQuery(Paging):
 
 # -- creation by conversation (API.md "Creating a capability by conversation") -------------------------
 
+DESCRIPTION_MAX = 2000
+
+
 class StartDraft(Strict):
-    description: str = Field(min_length=1, max_length=2000, json_schema_extra=NOT_BLANK)
+    description: str = Field(min_length=1, max_length=DESCRIPTION_MAX, json_schema_extra=NOT_BLANK)
 
     _text = field_validator("description")(not_blank)
 

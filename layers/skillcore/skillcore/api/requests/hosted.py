@@ -7,8 +7,13 @@ from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, field
 
 from skillcore.shapes import INTEGRAL, NOT_BLANK, Id, Strict, no_null_properties, not_blank
 
-EndpointName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_]{2,39}$")]
-DisplayName = Annotated[str, StringConstraints(min_length=1, max_length=60), AfterValidator(not_blank),
+NAME_MAX = 40
+DISPLAY_NAME_MAX = 60
+URL_MAX = 2048
+TOKEN_MAX = 4096
+
+EndpointName = Annotated[str, StringConstraints(pattern=rf"^[a-z][a-z0-9_]{{2,{NAME_MAX - 1}}}$")]
+DisplayName = Annotated[str, StringConstraints(min_length=1, max_length=DISPLAY_NAME_MAX), AfterValidator(not_blank),
                         Field(json_schema_extra=NOT_BLANK)]
 ToolName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Version = Annotated[int, Field(ge=1, strict=True), INTEGRAL]
@@ -23,8 +28,8 @@ def _not_null(value: Any) -> Any:
 class RegisterEndpoint(Strict):
     name: EndpointName
     display_name: DisplayName
-    url: Annotated[str, StringConstraints(min_length=1, max_length=2048)]
-    auth_token: Annotated[str, StringConstraints(min_length=1, max_length=4096)] | None = None
+    url: Annotated[str, StringConstraints(min_length=1, max_length=URL_MAX)]
+    auth_token: Annotated[str, StringConstraints(min_length=1, max_length=TOKEN_MAX)] | None = None
 
 
 class ToolSwitches(Strict):

@@ -20,12 +20,43 @@ class Health(Body, frozen=True, kw_only=True):
     version: str
 
 
+class Limits(Body, frozen=True, kw_only=True):
+    """The server's limits a client shows or enforces before it sends (lengths in characters, counts in items):
+    each is the constant the request models or the domain validate with, so a client never keeps a copy."""
+
+    timezone: int
+    agent_name: int
+    agent_persona: int
+    chat_message: int
+    memory_title: int
+    memory_content: int
+    reminder_note: int
+    automation_title: int
+    automation_prompt: int
+    capabilities: int
+    capability_name: int
+    capability_display_name: int
+    capability_triggers: int
+    capability_trigger: int
+    capability_text: int
+    capability_steps: int
+    capability_bindings: int
+    draft_description: int
+    draft_answer: int
+    hosted_endpoints: int
+    endpoint_name: int
+    endpoint_display_name: int
+    endpoint_url: int
+    endpoint_token: int
+
+
 class Profile(Body, frozen=True, kw_only=True):
     user_id: str
     timezone: str
     display_name: str
     created_at: Time
     updated_at: Time
+    limits: Limits
 
 
 class Agent(Body, frozen=True, kw_only=True):
@@ -75,9 +106,9 @@ class Memory(Body, frozen=True, kw_only=True):
     updated_at: Time
 
 
-def profile(p: models.Profile) -> Profile:
+def profile(p: models.Profile, limits: Limits) -> Profile:
     return Profile(user_id=p.user_id, timezone=p.timezone, display_name=p.display_name,
-                   created_at=time(p.created_at), updated_at=time(p.updated_at))
+                   created_at=time(p.created_at), updated_at=time(p.updated_at), limits=limits)
 
 
 def agent(a: models.Agent) -> Agent:
