@@ -353,13 +353,13 @@ def test_a_claim_whose_caller_died_answers_a_timeout_and_sends_nothing(world) ->
     endpoint_id = _register(deps, user)
     from datetime import timedelta
 
-    from skillcore.db.transact import Op, write
+    from skillcore.db.transact import write
     from skillcore.hosted import call_store
 
     long_ago = datetime.now(UTC) - timedelta(minutes=5)
-    write(deps.db, Op("call", call_store.claim_op(deps.db, call_store.CallRecord(
+    write(deps.db, call_store.claim_op(deps.db, call_store.CallRecord(
         user_id=user, endpoint_id=endpoint_id, client_call_id="orphan", call_id="01ORPHAN", tool_name="publish",
-        arguments_digest="0" * 64, status=call_store.PENDING, claimed_at=long_ago))))
+        arguments_digest="0" * 64, status=call_store.PENDING, claimed_at=long_ago)))
     started = time.monotonic()
     assert _refused(deps, user, endpoint_id, call_id="orphan").code == "upstream_timeout"
     assert time.monotonic() - started < 5 and endpoint.calls == {}

@@ -311,7 +311,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     found = batch_get(db, {
         db.tables.users: [bindings_key(user_id)], db.tables.grants: grant_keys,
         db.tables.hosted_endpoints: [key(pk=user_id, sk=f"{endpoint_store.EP}{endpoint_id}"),
-                                     call_store.call_key(user_id, endpoint_id, client_call_id)],
+                                     call_store.call_slot(db, user_id, endpoint_id, client_call_id).item_key],
         db.tables.approvals: [key(pk=user_id, sk=approval_id)] if approval_id else [],
     })
     endpoint_item = next((i for i in found[db.tables.hosted_endpoints] if not call_store.is_call_item(i)), None)
@@ -382,7 +382,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     record = call_store.CallRecord(
         user_id=user_id, endpoint_id=endpoint_id, client_call_id=client_call_id, call_id=call_id,
         tool_name=tool_name, arguments_digest=operation.arguments_digest, status=call_store.PENDING, claimed_at=now)
-    ops = [Op("call", call_store.claim_op(db, record)),
+    ops = [call_store.claim_op(db, record),
            Op("audit", audit_store.put_audit_op(db, audit.event(Decision.ALLOWED, target_id=call_id,
                                                                 reason=final.reason.value, event_id=allowed_id)))]
     if tool.requires_approval and approval_id is not None:
@@ -417,7 +417,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
                          tool_error=result.is_error, event_id=outcome_id) if result is not None
              else audit.event(Decision.FAILED, target_id=call_id, reason=body["error"]["code"],
                               error_code=body["error"]["code"], duration_ms=duration_ms, event_id=outcome_id))
-    batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(record, http_status, body)],
+    batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(db, record, http_status, body)],
                    db.tables.audit: [audit_store.to_audit_item(event)]})
     if result is None:
         raise _stored_error(http_status, body)
