@@ -36,7 +36,11 @@ completed and answers the same body. The claim is written while the client opens
 TLS and `initialize`, which call nothing), and tools/call waits for it (egress.mcp_session.call_tool's
 `ready`): a claim lost to an identical call, or to an approval no longer usable, closes the session with nothing
 of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. A repeated clientCallId
-answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing; refusals of steps 1-5 store nothing, so a call refused for want of
+answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing. The record keeps the
+call's payload fingerprint (toolName and argumentsDigest: db/idempotency.py), so the same clientCallId with another
+toolName or other arguments answers 409 `idempotency_key_reused`, before any other check, whether the record was
+read or met by a lost claim: nothing is called and the first call's answer is not shown. Refusals of steps 1-5
+store nothing, so a call refused for want of
 an approval is retried with the same clientCallId once approved. An upstream failure is stored too: the
 endpoint may have acted, so it is never re-sent under the same id.
 
@@ -48,7 +52,7 @@ Audit (`hosted_endpoint.call`): every claimed call twice, `allowed` in the claim
 audited before it is sent, even if its invocation dies before the answer), then `succeeded` or `failed` with the
 error code; every refusal of steps 1-6 (denied, with the code). Ids, the tool's name (as a code), the argument
 digest and the duration, never the arguments, the result, the URL or the token. A replay is not a call and is
-not audited again.
+not audited again; nor is a reused clientCallId's refusal (nothing was attempted under it).
 
 DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3, of which 2 wait in sequence (1 BatchGetItem of the skill switch, the grant, the
@@ -56,7 +60,8 @@ DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py 
   the approval's use when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
   and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
   of their own);
-- a replay: 1 (the BatchGetItem);
+- a replay, or a clientCallId reused for another call (409 `idempotency_key_reused`, not audited): 1 (the
+  BatchGetItem);
 - a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 (plus the ask; the
   BatchGetItem reads the given approval too, so one not usable opens no session).
 Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting.
@@ -87,7 +92,14 @@ from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
-from skillcore.errors import Conflict, DomainError, RuleViolation, UpstreamError, UpstreamTimeout
+from skillcore.errors import (
+    Conflict,
+    DomainError,
+    IdempotencyKeyReused,
+    RuleViolation,
+    UpstreamError,
+    UpstreamTimeout,
+)
 from skillcore.hosted import call_store, endpoint_store, service
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
@@ -148,6 +160,11 @@ def approval_required(approval_id: str) -> Conflict:
 def validation_failed(errors: list[dict[str, str]]) -> RuleViolation:
     return RuleViolation("the arguments do not match the tool's input schema", code="validation_error",
                          details={"errors": errors})
+
+
+def key_reused() -> IdempotencyKeyReused:
+    return IdempotencyKeyReused("this clientCallId was already used for another call (another tool or other "
+                                "arguments); use a new clientCallId")
 
 
 def call_in_progress() -> UpstreamTimeout:
@@ -283,11 +300,26 @@ class _Claim:
         return True
 
 
-def _wait_for(deps: service.HostedDeps, user_id: str, endpoint_id: str, client_call_id: str) -> CallResult:
+def _answer_recorded(deps: service.HostedDeps, record: call_store.CallRecord, tool_name: str, digest: str,
+                     now: datetime) -> CallResult:
+    """The answer for a clientCallId that already has its record: 409 `idempotency_key_reused` for another tool or
+    other arguments (nothing called, the first answer not shown); else the stored answer, or the wait for it."""
+    if not record.same_request(tool_name, digest):
+        raise key_reused()
+    if record.done:
+        return replay(record)
+    if (now - record.claimed_at).total_seconds() > deps.egress.deadline_seconds + WAIT_SLACK_SECONDS:
+        raise call_in_progress()  # its caller stopped before answering (a crashed invocation): outcome unknown
+    return _wait_for(deps, record, tool_name, digest)
+
+
+def _wait_for(deps: service.HostedDeps, held: call_store.CallRecord, tool_name: str, digest: str) -> CallResult:
     """A concurrent identical call holds the record: wait for its answer (its deadline, and some slack)."""
     end = time.monotonic() + deps.egress.deadline_seconds + WAIT_SLACK_SECONDS
     while time.monotonic() < end:
-        record = call_store.get_call(deps.db, user_id, endpoint_id, client_call_id)
+        record = call_store.get_call(deps.db, held.user_id, held.endpoint_id, held.client_call_id)
+        if record is not None and not record.same_request(tool_name, digest):
+            raise key_reused()
         if record is not None and record.done:
             return replay(record)
         time.sleep(WAIT_POLL_SECONDS)
@@ -317,12 +349,8 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     endpoint_item = next((i for i in found[db.tables.hosted_endpoints] if not call_store.is_call_item(i)), None)
     record_item = next((i for i in found[db.tables.hosted_endpoints] if call_store.is_call_item(i)), None)
     if record_item is not None:
-        record = call_store.record_from_item(record_item)
-        if record.done:
-            return replay(record)
-        if (now - record.claimed_at).total_seconds() > deps.egress.deadline_seconds + WAIT_SLACK_SECONDS:
-            raise call_in_progress()  # its caller stopped before answering (a crashed invocation): outcome unknown
-        return _wait_for(deps, user_id, endpoint_id, client_call_id)
+        return _answer_recorded(deps, call_store.record_from_item(record_item), tool_name,
+                                operation.arguments_digest, now)
 
     # 1. the grant (and the skill's switch)
     bindings = found[db.tables.users]
@@ -405,8 +433,9 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
         body = _envelope(failure)
     if not claim.won.result():  # nothing of the call was sent: it is another's, or its approval is not usable
         lost = claim.lost
-        if isinstance(lost, TransactionFailed) and lost.failed("call") is not None:
-            return _wait_for(deps, user_id, endpoint_id, client_call_id)
+        other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
+        if other is not None:  # a call under the same clientCallId claimed it first
+            return _answer_recorded(deps, other, tool_name, operation.arguments_digest, now)
         if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
             raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
         raise lost if lost is not None else RuntimeError("the claim was neither won nor lost")
