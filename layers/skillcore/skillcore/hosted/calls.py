@@ -56,7 +56,7 @@ not audited again; nor is a reused clientCallId's refusal (nothing was attempted
 
 DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3, of which 2 wait in sequence (1 BatchGetItem of the skill switch, the grant, the
-  endpoint, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
+  endpoint with its pending snapshot while a drift is pending, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
   the approval's use when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
   and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
   of their own);
@@ -343,10 +343,14 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     found = batch_get(db, {
         db.tables.users: [bindings_key(user_id)], db.tables.grants: grant_keys,
         db.tables.hosted_endpoints: [key(pk=user_id, sk=f"{endpoint_store.EP}{endpoint_id}"),
+                                     key(pk=user_id, sk=f"{endpoint_store.PENDING}{endpoint_id}"),
                                      call_store.call_slot(db, user_id, endpoint_id, client_call_id).item_key],
         db.tables.approvals: [key(pk=user_id, sk=approval_id)] if approval_id else [],
     })
-    endpoint_item = next((i for i in found[db.tables.hosted_endpoints] if not call_store.is_call_item(i)), None)
+    endpoint_item = next((i for i in found[db.tables.hosted_endpoints]
+                          if str(i["sk"]).startswith(endpoint_store.EP)), None)
+    pending_item = next((i for i in found[db.tables.hosted_endpoints]
+                         if str(i["sk"]).startswith(endpoint_store.PENDING)), None)
     record_item = next((i for i in found[db.tables.hosted_endpoints] if call_store.is_call_item(i)), None)
     if record_item is not None:
         return _answer_recorded(deps, call_store.record_from_item(record_item), tool_name,
@@ -357,7 +361,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     if skill.skill_id in disabled_skills(bindings[0] if bindings else None):
         raise audit.refused(RuleViolation("this skill is disabled", code="skill_disabled"))
     grants = tuple(grant_store.grant_from_item(i) for i in found[db.tables.grants])
-    endpoint = endpoint_store.endpoint_from_item(endpoint_item) if endpoint_item else None
+    endpoint = endpoint_store.endpoint_read_with(db, user_id, endpoint_id, endpoint_item, pending_item)
     tool = endpoint.snapshot.tool(tool_name) if endpoint is not None else None
     request = PolicyInput(user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version,
                           requirements=skill.permissions, action="hosted_endpoint.call", agent_id=agent_id,

@@ -177,6 +177,17 @@ def get_endpoint(db: Db, user_id: str, endpoint_id: str) -> HostedEndpoint | Non
     raise ConcurrentUpdate("the endpoint kept changing while it was read")
 
 
+def endpoint_read_with(db: Db, user_id: str, endpoint_id: str, item: dict[str, Any] | None,
+                       pending_item: dict[str, Any] | None) -> HostedEndpoint | None:
+    """The endpoint from its item and its pending item read together by another read (a call's BatchGetItem):
+    built from them when they agree, else read again (a refresh wrote between the two)."""
+    if item is None:
+        return None
+    if pending_matches(item, pending_item):
+        return endpoint_from_item(item, pending_item)
+    return get_endpoint(db, user_id, endpoint_id)
+
+
 def name_in_use(db: Db, user_id: str, name: str) -> bool:
     found = db.client.get_item(TableName=db.tables.hosted_endpoints, Key=key(pk=user_id, sk=f"{NAME}{name}"),
                                ConsistentRead=True).get("Item")
