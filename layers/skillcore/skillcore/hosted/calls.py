@@ -81,13 +81,13 @@ from datetime import datetime
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals import store as approval_store
 from skillcore.approvals.digest import non_finite
 from skillcore.approvals.models import OperationRef
-from skillcore.conversations.profile_store import bindings_key, disabled_skills
-from skillcore.db.dynamo import Db, batch_get, batch_put, key
+from skillcore.db.dynamo import Db, batch_put
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
@@ -101,9 +101,10 @@ from skillcore.errors import (
     UpstreamTimeout,
 )
 from skillcore.hosted import call_store, endpoint_store, service
+from skillcore.hosted.call_state import CallState, read_call_state
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
-from skillcore.policy import audit_store, grant_store
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
 from skillcore.policy.grants import GrantScope
@@ -326,82 +327,108 @@ def _wait_for(deps: service.HostedDeps, held: call_store.CallRecord, tool_name: 
     raise call_in_progress()
 
 
+class _Request(Struct, frozen=True, kw_only=True):
+    """One call as asked: who, what, under which clientCallId and approval, and when."""
+
+    deps: service.HostedDeps
+    user_id: str
+    endpoint_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    operation: OperationRef
+    client_call_id: str
+    approval_id: str | None
+    agent_id: str | None
+    now: datetime
+
+    def policy(self, state: CallState, operation: OperationApproval) -> PolicyInput:
+        skill = self.deps.skill
+        return PolicyInput(user_id=self.user_id, skill_id=skill.skill_id, skill_version=skill.version,
+                           requirements=skill.permissions, action="hosted_endpoint.call", agent_id=self.agent_id,
+                           target_id=self.endpoint_id, grants=state.grants, operation=operation)
+
+    def ask(self) -> str:
+        """The approval this call asks for (approvals.service.ask: the same pending one for the same call)."""
+        return approvals.ask(self.deps.db, self.user_id, self.operation, self.arguments,
+                             client_call_id=self.client_call_id, now=self.now).approval_id
+
+
 def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name: str, arguments: dict[str, Any],
          client_call_id: str, approval_id: str | None, now: datetime, agent_id: str | None = None) -> CallResult:
     """One call of `tool_name` on the user's endpoint, with every check of API.md in its order (module
     docstring). `agent_id`, for a call made on an agent's behalf (the chat turn), lets an agent-scope grant
     count before the user's. Raises the API's DomainErrors."""
-    db, skill = deps.db, deps.skill
     unsafe = non_finite(arguments)
     if unsafe:  # not JSON, no digest exists for them (approvals/digest.py): a malformed body, before any read
         raise validation_failed([{"path": p, "keyword": "finite"} for p in unsafe[:MAX_VALIDATION_ERRORS]])
-    operation = approvals.operation_of(endpoint_id, tool_name, arguments)
-    audit = _Audit(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name,
-                   digest=operation.arguments_digest, now=now)
-    scopes = ((GrantScope.agent(agent_id),) if agent_id else ()) + (GrantScope.user(),)
-    grant_keys = [grant_store.grant_key(user_id, skill.skill_id, p.code, s) for p in skill.permissions for s in scopes]
-    found = batch_get(db, {
-        db.tables.users: [bindings_key(user_id)], db.tables.grants: grant_keys,
-        db.tables.hosted_endpoints: [key(pk=user_id, sk=f"{endpoint_store.EP}{endpoint_id}"),
-                                     key(pk=user_id, sk=f"{endpoint_store.PENDING}{endpoint_id}"),
-                                     call_store.call_slot(db, user_id, endpoint_id, client_call_id).item_key],
-        db.tables.approvals: [key(pk=user_id, sk=approval_id)] if approval_id else [],
-    })
-    endpoint_item = next((i for i in found[db.tables.hosted_endpoints]
-                          if str(i["sk"]).startswith(endpoint_store.EP)), None)
-    pending_item = next((i for i in found[db.tables.hosted_endpoints]
-                         if str(i["sk"]).startswith(endpoint_store.PENDING)), None)
-    record_item = next((i for i in found[db.tables.hosted_endpoints] if call_store.is_call_item(i)), None)
-    if record_item is not None:
-        return _answer_recorded(deps, call_store.record_from_item(record_item), tool_name,
-                                operation.arguments_digest, now)
+    request = _Request(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name, arguments=arguments,
+                       operation=approvals.operation_of(endpoint_id, tool_name, arguments),
+                       client_call_id=client_call_id, approval_id=approval_id, agent_id=agent_id, now=now)
+    state = read_call_state(deps.db, deps.skill, user_id, endpoint_id, client_call_id=client_call_id,
+                            approval_id=approval_id, agent_id=agent_id)
+    if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
+        return _answer_recorded(deps, state.record, tool_name, request.operation.arguments_digest, now)
+    audit = _granted(request, state)  # 1. the grant (and the skill's switch)
+    endpoint = _active_endpoint(state, audit)  # 2. the endpoint
+    tool = _checked_tool(request, endpoint, audit)  # 3. the tool; 4. the arguments
+    reason = _approved(request, state, tool, audit)  # 5. the approval
+    return _forward_claimed(request, endpoint, tool, reason, audit)  # 6. out
 
-    # 1. the grant (and the skill's switch)
-    bindings = found[db.tables.users]
-    if skill.skill_id in disabled_skills(bindings[0] if bindings else None):
+
+def _granted(request: _Request, state: CallState) -> _Audit:
+    """Step 1: the skill's switch and the grant alone (this operation's approval is step 5). The audit of the
+    later steps carries the grant's scope."""
+    deps, skill = request.deps, request.deps.skill
+    audit = _Audit(deps=deps, user_id=request.user_id, endpoint_id=request.endpoint_id, tool_name=request.tool_name,
+                   digest=request.operation.arguments_digest, now=request.now)
+    if skill.skill_id in state.disabled_skills:
         raise audit.refused(RuleViolation("this skill is disabled", code="skill_disabled"))
-    grants = tuple(grant_store.grant_from_item(i) for i in found[db.tables.grants])
-    endpoint = endpoint_store.endpoint_read_with(db, user_id, endpoint_id, endpoint_item, pending_item)
-    tool = endpoint.snapshot.tool(tool_name) if endpoint is not None else None
-    request = PolicyInput(user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version,
-                          requirements=skill.permissions, action="hosted_endpoint.call", agent_id=agent_id,
-                          target_id=endpoint_id, grants=grants,
-                          # the grant alone first; this operation's approval is step 5
-                          operation=OperationApproval(requires_approval=False, approved=False))
-    decision = decide(request)
+    decision = decide(request.policy(state, OperationApproval(requires_approval=False, approved=False)))
     if not decision.allowed:
         raise audit.refused(RuleViolation(decision.message, code="permission_required", details=(
             permission_required_details(skill.skill_id, decision.missing, skill.permissions))))
-    audit = _Audit(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name,
-                   digest=operation.arguments_digest, now=now, scope=decision.scope)
+    return replace(audit, scope=decision.scope)
 
-    # 2. the endpoint
-    if endpoint is None:
+
+def _active_endpoint(state: CallState, audit: _Audit) -> HostedEndpoint:
+    """Step 2: the user's endpoint, not disabled (a drift_pending one serves its unchanged tools: step 3)."""
+    if state.endpoint is None:
         raise endpoint_store.endpoint_not_found()  # nothing of another user's is audited under this one
-    if endpoint.status is EndpointStatus.DISABLED:
+    if state.endpoint.status is EndpointStatus.DISABLED:
         raise audit.refused(endpoint_disabled())
+    return state.endpoint
 
-    # 3. the tool; 4. the arguments
+
+def _checked_tool(request: _Request, endpoint: HostedEndpoint, audit: _Audit) -> SnapshotTool:
+    """Steps 3 and 4: the tool (not drifted, in the snapshot, enabled), then the arguments against its schema."""
     try:
-        tool = _tool_of(endpoint, tool_name)
-        errors = argument_errors(tool.input_schema, arguments)
+        tool = _tool_of(endpoint, request.tool_name)
+        errors = argument_errors(tool.input_schema, request.arguments)
         if errors:
             raise validation_failed(errors)
     except DomainError as refused:
         raise audit.refused(refused) from None
+    return tool
 
-    # 5. the approval: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an
-    # unusable one opens no session; the claim's transaction uses it, and its condition is the final word.
-    given = found[db.tables.approvals]
-    usable = bool(given) and approval_store.approval_from_item(given[0]).usable_for(operation, now)
-    final = decide(PolicyInput(
-        user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version, requirements=skill.permissions,
-        action="hosted_endpoint.call", agent_id=agent_id, target_id=endpoint_id, grants=grants,
-        operation=OperationApproval(requires_approval=tool.requires_approval, approved=usable)))
+
+def _approved(request: _Request, state: CallState, tool: SnapshotTool, audit: _Audit) -> Reason:
+    """Step 5: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an unusable
+    one opens no session; the claim's transaction uses it, and its condition is the final word. Returns the
+    decision's reason (for the `allowed` audit)."""
+    usable = state.approval is not None and state.approval.usable_for(request.operation, request.now)
+    final = decide(request.policy(state, OperationApproval(requires_approval=tool.requires_approval,
+                                                           approved=usable)))
     if not final.allowed:
         assert final.reason is Reason.APPROVAL_REQUIRED, final.reason
-        raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
+        raise audit.refused(approval_required(request.ask()))
+    return final.reason
 
+
+def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: SnapshotTool, reason: Reason,
+                     audit: _Audit) -> CallResult:
+    """Step 6: the claim, the call out (the URL is checked again, with its addresses, by the egress client
+    itself), the completion and the outcome's audit."""
+    deps, db, now = request.deps, request.deps.db, request.now
     # what the forwarding needs, opened before the claim: a key that cannot be opened leaves no record behind
     secret = service.secret_of(deps, endpoint)
     egress = service.egress_now(deps)  # the deadline, cut to what the invocation has left
@@ -412,20 +439,21 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     # whatever other calls mint meanwhile.
     call_id, allowed_id, outcome_id = new_ids(now, 3)
     record = call_store.CallRecord(
-        user_id=user_id, endpoint_id=endpoint_id, client_call_id=client_call_id, call_id=call_id,
-        tool_name=tool_name, arguments_digest=operation.arguments_digest, status=call_store.PENDING, claimed_at=now)
+        user_id=request.user_id, endpoint_id=request.endpoint_id, client_call_id=request.client_call_id,
+        call_id=call_id, tool_name=request.tool_name, arguments_digest=request.operation.arguments_digest,
+        status=call_store.PENDING, claimed_at=now)
     ops = [call_store.claim_op(db, record),
            Op("audit", audit_store.put_audit_op(db, audit.event(Decision.ALLOWED, target_id=call_id,
-                                                                reason=final.reason.value, event_id=allowed_id)))]
-    if tool.requires_approval and approval_id is not None:
-        ops.append(Op("approval", approval_store.use_op(db, user_id, approval_id, operation, now)))
+                                                                reason=reason.value, event_id=allowed_id)))]
+    if tool.requires_approval and request.approval_id is not None:
+        ops.append(Op("approval", approval_store.use_op(db, request.user_id, request.approval_id, request.operation,
+                                                        now)))
     claim = _Claim(db, ops)
 
-    # 6. out: the URL is checked again (with its addresses) by the egress client itself
     started = time.monotonic()
     http_status, body, result = 200, {}, None
     try:
-        raw = _forward(deps, secret, egress, tool_name, arguments, claim)
+        raw = _forward(deps, secret, egress, request.tool_name, request.arguments, claim)
         duration_ms = int((time.monotonic() - started) * 1000)
         if raw is not None:
             result = answer_of(raw, call_id, duration_ms)
@@ -439,9 +467,9 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
         lost = claim.lost
         other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
         if other is not None:  # a call under the same clientCallId claimed it first
-            return _answer_recorded(deps, other, tool_name, operation.arguments_digest, now)
+            return _answer_recorded(deps, other, request.tool_name, request.operation.arguments_digest, now)
         if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
-            raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
+            raise audit.refused(approval_required(request.ask()))
         raise lost if lost is not None else RuntimeError("the claim was neither won nor lost")
 
     # the completion and the outcome's audit, one BatchWriteItem (the claim's transaction already audited the
@@ -455,8 +483,3 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     if result is None:
         raise _stored_error(http_status, body)
     return result
-
-
-def _ask(deps: service.HostedDeps, user_id: str, operation: OperationRef, arguments: dict[str, Any],
-         client_call_id: str, now: datetime) -> str:
-    return approvals.ask(deps.db, user_id, operation, arguments, client_call_id=client_call_id, now=now).approval_id

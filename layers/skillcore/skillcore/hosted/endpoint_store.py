@@ -158,6 +158,22 @@ def endpoint_from_item(item: dict[str, Any], pending_item: dict[str, Any] | None
     )
 
 
+def endpoint_key(user_id: str, endpoint_id: str) -> dict[str, Any]:
+    return key(pk=user_id, sk=f"{EP}{endpoint_id}")
+
+
+def pending_key(user_id: str, endpoint_id: str) -> dict[str, Any]:
+    return key(pk=user_id, sk=f"{PENDING}{endpoint_id}")
+
+
+def is_endpoint_item(item: dict[str, Any]) -> bool:
+    return str(item.get("sk", "")).startswith(EP)
+
+
+def is_pending_item(item: dict[str, Any]) -> bool:
+    return str(item.get("sk", "")).startswith(PENDING)
+
+
 def _get(db: Db, user_id: str, sk: str) -> dict[str, Any] | None:
     return from_item(db.client.get_item(TableName=db.tables.hosted_endpoints, Key=key(pk=user_id, sk=sk),
                                         ConsistentRead=True).get("Item"))
