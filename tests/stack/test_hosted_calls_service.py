@@ -27,6 +27,7 @@ from skillcore.egress.settings import EgressSettings
 from skillcore.errors import DomainError
 from skillcore.hosted import calls, secrets
 from skillcore.hosted import service as hosted
+from skillcore.hosted.call_answer import CallResult
 from skillcore.hosted.models import EndpointStatus, PendingSnapshot, SnapshotDiff
 from skillcore.policy import grant_store
 from skillcore.policy.audit_store import list_audit
@@ -118,7 +119,7 @@ def _register(deps: hosted.HostedDeps, user: str, *, approval: bool = False) -> 
 
 def _call(deps: hosted.HostedDeps, user: str, endpoint_id: str, *, tool: str = "publish",
           arguments: dict[str, Any] | None = None, call_id: str = "c1",
-          approval_id: str | None = None) -> calls.CallResult:
+          approval_id: str | None = None) -> CallResult:
     return calls.call(deps, user, endpoint_id, tool_name=tool,
                       arguments={"title": SECRET_TITLE} if arguments is None else arguments,
                       client_call_id=call_id, approval_id=approval_id, now=datetime.now(UTC))

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from skillcore.hosted import chat, chat_replies, chat_tools, chat_words
-from skillcore.hosted.calls import CallResult
+from skillcore.hosted.call_answer import CallResult
 from skillcore.hosted.models import (
     EndpointStatus,
     HostedEndpoint,

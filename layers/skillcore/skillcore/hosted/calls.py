@@ -44,9 +44,9 @@ store nothing, so a call refused for want of
 an approval is retried with the same clientCallId once approved. An upstream failure is stored too: the
 endpoint may have acted, so it is never re-sent under the same id.
 
-The answer: `content` is the text of the result's text items (joined by newlines) cut to 16 KiB of UTF-8;
-`structuredContent` is kept when its JSON is at most 64 KiB (so a record stays far below DynamoDB's item
-limit), otherwise left out.
+The answer (hosted/call_answer.py): `content` is the text of the result's text items (joined by newlines) cut to
+16 KiB of UTF-8; `structuredContent` is kept when its JSON is at most 64 KiB (so a record stays far below
+DynamoDB's item limit), otherwise left out.
 
 Audit (`hosted_endpoint.call`): every claimed call twice, `allowed` in the claim's own transaction (so a call is
 audited before it is sent, even if its invocation dies before the answer), then `succeeded` or `failed` with the
@@ -73,7 +73,6 @@ its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so noth
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -101,6 +100,7 @@ from skillcore.errors import (
     UpstreamTimeout,
 )
 from skillcore.hosted import call_store, endpoint_store, service
+from skillcore.hosted.call_answer import CallResult, answer_of, envelope, replay, stored_error
 from skillcore.hosted.call_state import CallState, read_call_state
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
@@ -109,8 +109,6 @@ from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decis
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
 from skillcore.policy.grants import GrantScope
 
-MAX_CONTENT_BYTES = 16 * 1024
-MAX_STRUCTURED_BYTES = 64 * 1024
 MAX_VALIDATION_ERRORS = 20
 WAIT_POLL_SECONDS = 0.1
 WAIT_SLACK_SECONDS = 5.0
@@ -119,26 +117,6 @@ WAIT_SLACK_SECONDS = 5.0
 _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hosted-call")
 
 CallTool = Callable[[str, str | None, Any, str, dict[str, Any]], dict[str, Any]]
-
-
-class CallResult(Struct, frozen=True, kw_only=True):
-    call_id: str
-    is_error: bool
-    content: str
-    structured_content: dict[str, Any] | None = None
-    duration_ms: int
-
-    def to_body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"callId": self.call_id, "isError": self.is_error, "content": self.content,
-                                "durationMs": self.duration_ms}
-        if self.structured_content is not None:
-            body["structuredContent"] = self.structured_content
-        return body
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> CallResult:
-        return cls(call_id=body["callId"], is_error=body["isError"], content=body["content"],
-                   structured_content=body.get("structuredContent"), duration_ms=body["durationMs"])
 
 
 # ---------------------------------------------------------------- refusals
@@ -180,46 +158,6 @@ def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[d
     validator = Draft202012Validator(schema, registry=Registry())
     found = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, str(e.validator)))
     return [{"path": e.json_path, "keyword": str(e.validator)} for e in found[:MAX_VALIDATION_ERRORS]]
-
-
-# ---------------------------------------------------------------- the answer
-
-
-def _cut_utf8(text: str, limit: int) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
-
-
-def answer_of(raw: dict[str, Any], call_id: str, duration_ms: int) -> CallResult:
-    """The API's answer for a CallToolResult (as JSON data)."""
-    items = raw.get("content") or []
-    texts = [i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text" and isinstance(i.get("text"), str)]
-    structured = raw.get("structuredContent")
-    if not isinstance(structured, dict) or len(json.dumps(structured, ensure_ascii=False).encode()) > MAX_STRUCTURED_BYTES:
-        structured = None
-    return CallResult(call_id=call_id, is_error=bool(raw.get("isError", False)),
-                      content=_cut_utf8("\n".join(texts), MAX_CONTENT_BYTES), structured_content=structured,
-                      duration_ms=duration_ms)
-
-
-def _envelope(error: DomainError) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": error.message, "details": error.details}}
-
-
-def _stored_error(http_status: int, body: dict[str, Any]) -> DomainError:
-    error = body["error"]
-    kind = {504: UpstreamTimeout, 502: UpstreamError}.get(http_status, RuleViolation)
-    return kind(error["message"], code=error["code"], details=error.get("details") or {})
-
-
-def replay(record: call_store.CallRecord) -> CallResult:
-    """The stored answer of a completed call: its body, or its error raised again."""
-    assert record.done and record.body is not None and record.http_status is not None
-    if record.http_status != 200:
-        raise _stored_error(record.http_status, record.body)
-    return CallResult.from_body(record.body)
 
 
 # ---------------------------------------------------------------- audit
@@ -462,7 +400,7 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
         duration_ms = int((time.monotonic() - started) * 1000)
         failure = service.domain_error(error)
         http_status = {UpstreamTimeout: 504, UpstreamError: 502}.get(type(failure), 422)
-        body = _envelope(failure)
+        body = envelope(failure)
     if not claim.won.result():  # nothing of the call was sent: it is another's, or its approval is not usable
         lost = claim.lost
         other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
@@ -481,5 +419,5 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
     batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(db, record, http_status, body)],
                    db.tables.audit: [audit_store.to_audit_item(event)]})
     if result is None:
-        raise _stored_error(http_status, body)
+        raise stored_error(http_status, body)
     return result
