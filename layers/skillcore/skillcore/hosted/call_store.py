@@ -18,8 +18,8 @@ The record is an idempotency record (db/idempotency.py): its key is the slot, it
 key, not a retry), its answer `body`.
 
 Access patterns:
-- read: with the endpoint, in the call's one BatchGetItem (`call_slot`); `get_call` (consistent) while waiting
-  for a concurrent identical call to finish.
+- read: with the endpoint, in the call's one BatchGetItem (hosted/call_state.py, by `call_slot`); `get_call`
+  (consistent) while waiting for a concurrent identical call to finish.
 - claim: Put conditioned on the item being absent (`claim_op`), composed with the approval's use when there
   is one; a lost condition hands back the record as it was (`lost_call`).
 - complete: Put of the whole record, done, with its answer (`completed_item`), in one BatchWriteItem with the
