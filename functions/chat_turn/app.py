@@ -23,7 +23,8 @@ from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.executor.assembly import build_executor
 from skillcore.executor.executor import Executor
-from skillcore.hosted.chat import HostedChatBranch, plan_offline
+from skillcore.hosted.chat import HostedChatBranch
+from skillcore.hosted.chat_words import plan_offline
 from skillcore.invocation import InvocationBudget
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics

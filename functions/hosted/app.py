@@ -19,7 +19,7 @@ from skillcore.clock import system_clock
 from skillcore.db.dynamo import make_db
 from skillcore.egress.settings import EgressSettings
 from skillcore.hosted import secrets
-from skillcore.hosted.chat import deliver_after_decision
+from skillcore.hosted.chat_delivery import deliver_after_decision
 from skillcore.hosted.service import HostedDeps
 from skillcore.invocation import InvocationBudget
 from skillcore.observability import logger, metrics

@@ -128,6 +128,26 @@ def test_a_call_is_forwarded_and_its_replay_calls_nothing(calls_stack: StackClie
     assert '"a"' not in text and '"b"' not in text and '"42"' not in text and TOKEN not in text and "/mcp" not in text
 
 
+def test_a_client_call_id_reused_for_another_call_is_409_and_calls_nothing(calls_stack: StackClient,
+                                                                           hosted: HostedServer) -> None:
+    user = _user(calls_stack)
+    grant(user)
+    endpoint_id = register(user, hosted)["endpointId"]
+    before = dict(hosted.calls)
+    first = call(user, endpoint_id, "add", {"a": 20, "b": 22}, call_id="reused-1")
+    assert first[0] == 200 and first[1]["content"] == "42", first
+    for tool, arguments in (("add", {"a": 1, "b": 1}), ("echo", {"text": "hi"}), ("add", {"a": 20})):
+        status, body = call(user, endpoint_id, tool, arguments, call_id="reused-1")
+        assert (status, body["error"]["code"]) == (409, "idempotency_key_reused"), body
+        text = json.dumps(body)
+        assert first[1]["callId"] not in text and "42" not in text  # the first call's result is not shown
+    # the same arguments still replay the first answer; the endpoint saw one call in all
+    assert call(user, endpoint_id, "add", {"b": 22, "a": 20}, call_id="reused-1") == first
+    assert hosted.calls["add"] == before.get("add", 0) + 1 and hosted.calls["echo"] == before.get("echo", 0)
+    events = [e for e in user.ok("GET", "/rpc/skills/audit-events")["items"] if e["action"] == "hosted_endpoint.call"]
+    assert [e["decision"] for e in events] == ["succeeded", "allowed"]
+
+
 def test_a_call_sends_the_pinned_tools_call_and_never_lists_the_live_tools(calls_stack: StackClient,
                                                                           hosted: HostedServer) -> None:
     """A proxied call is initialize, its notification and tools/call: no tools/list, whose live answer (the SDK's
@@ -374,6 +394,7 @@ def test_the_mcp_face_calls_the_same_service(calls_stack: StackClient, hosted: H
             for arguments in (
                 {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": 1, "b": 2}, "clientCallId": "m-1"},
                 {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": 1, "b": 2}, "clientCallId": "m-1"},
+                {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": 2, "b": 2}, "clientCallId": "m-1"},
                 {"endpointId": endpoint_id, "toolName": "add", "arguments": {"a": "x"}, "clientCallId": "m-2"},
                 {"endpointId": endpoint_id, "toolName": "echo", "arguments": {"text": "hi"}, "clientCallId": "m-3"},
                 {"endpointId": "someone-elses", "toolName": "add", "arguments": {}, "clientCallId": "m-4"},
@@ -382,11 +403,12 @@ def test_the_mcp_face_calls_the_same_service(calls_stack: StackClient, hosted: H
                 answers.append(await client.call_tool("call_hosted_tool", arguments))
             return answers
 
-    refused, added, replayed, invalid, asked, missing, malformed = anyio.run(flow)
+    refused, added, replayed, reused, invalid, asked, missing, malformed = anyio.run(flow)
     assert refused.is_error and refused.structured_content["error"]["code"] == "permission_required"
     assert added.is_error is False
     assert added.structured_content["content"] == "3" and added.structured_content["isError"] is False
     assert replayed.structured_content == added.structured_content
+    assert reused.is_error and reused.structured_content["error"]["code"] == "idempotency_key_reused"
     assert hosted.calls["add"] == before.get("add", 0) + 1
     assert invalid.is_error and invalid.structured_content["error"]["code"] == "validation_error"
     assert {"path": "$.a", "keyword": "type"} in invalid.structured_content["error"]["details"]["errors"]

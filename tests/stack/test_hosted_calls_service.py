@@ -19,6 +19,7 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
+from skillcore.api.errors import status_of
 from skillcore.approvals import service as approvals
 from skillcore.approvals.models import ApprovalDecision
 from skillcore.db.dynamo import Db
@@ -26,6 +27,7 @@ from skillcore.egress.settings import EgressSettings
 from skillcore.errors import DomainError
 from skillcore.hosted import calls, secrets
 from skillcore.hosted import service as hosted
+from skillcore.hosted.call_answer import CallResult
 from skillcore.hosted.models import EndpointStatus, PendingSnapshot, SnapshotDiff
 from skillcore.policy import grant_store
 from skillcore.policy.audit_store import list_audit
@@ -117,7 +119,7 @@ def _register(deps: hosted.HostedDeps, user: str, *, approval: bool = False) -> 
 
 def _call(deps: hosted.HostedDeps, user: str, endpoint_id: str, *, tool: str = "publish",
           arguments: dict[str, Any] | None = None, call_id: str = "c1",
-          approval_id: str | None = None) -> calls.CallResult:
+          approval_id: str | None = None) -> CallResult:
     return calls.call(deps, user, endpoint_id, tool_name=tool,
                       arguments={"title": SECRET_TITLE} if arguments is None else arguments,
                       client_call_id=call_id, approval_id=approval_id, now=datetime.now(UTC))
@@ -143,9 +145,17 @@ def test_a_call_is_forwarded_once_and_replayed_in_three_requests(world) -> None:
     assert counting.counts == {"batch_get_item": 1, "transact_write_items": 1, "batch_write_item": 1}
 
     counting.counts.clear()
-    again = _call(deps, user, endpoint_id, arguments={"title": "other"})
+    again = _call(deps, user, endpoint_id)
     assert again == result and endpoint.calls == {"publish": 1}
     assert counting.counts == {"batch_get_item": 1}
+
+    # the same clientCallId with other arguments or another tool: 409, nothing called, the first answer not shown
+    for reused in ({"arguments": {"title": "other"}}, {"tool": "lookup", "arguments": {"title": SECRET_TITLE}}):
+        counting.counts.clear()
+        error = _refused(deps, user, endpoint_id, **reused)
+        assert (error.code, status_of(error)) == ("idempotency_key_reused", 409)
+        assert result.call_id not in repr(error.details) and "publish done" not in error.message
+        assert endpoint.calls == {"publish": 1} and counting.counts == {"batch_get_item": 1}
 
     events = [e for e in list_audit(deps.db, user, limit=50, cursor=None)[0] if e.action == "hosted_endpoint.call"]
     # audited before it was sent (in the claim's transaction), then with its outcome; the replay is not audited
@@ -346,6 +356,31 @@ def test_two_identical_calls_at_once_reach_the_endpoint_once(world) -> None:
     assert endpoint.calls == {"publish": 5}
 
 
+def test_concurrent_calls_reusing_a_client_call_id_with_other_arguments_reach_the_endpoint_once(world) -> None:
+    """Whether the second call reads the first one's record or loses the claim to it (the record as it was comes
+    back with the lost condition), it answers 409 and calls nothing."""
+    deps, endpoint, _ = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    endpoint.delay = 0.3
+
+    def one(i: int) -> str:
+        try:
+            _call(deps, user, endpoint_id, arguments={"title": f"t{i}"}, call_id="shared")
+            return "ok"
+        except DomainError as error:
+            return error.code
+
+    for _round in range(3):
+        answers = together(4, one)
+        assert sorted(answers) == ["idempotency_key_reused"] * 3 + ["ok"], answers
+        user = _user()
+        _grant(deps, user)
+        endpoint_id = _register(deps, user)
+    assert endpoint.calls == {"publish": 3}
+
+
 def test_a_claim_whose_caller_died_answers_a_timeout_and_sends_nothing(world) -> None:
     deps, endpoint, _ = world
     user = _user()
@@ -353,13 +388,14 @@ def test_a_claim_whose_caller_died_answers_a_timeout_and_sends_nothing(world) ->
     endpoint_id = _register(deps, user)
     from datetime import timedelta
 
-    from skillcore.db.transact import Op, write
+    from skillcore.db.transact import write
     from skillcore.hosted import call_store
 
     long_ago = datetime.now(UTC) - timedelta(minutes=5)
-    write(deps.db, Op("call", call_store.claim_op(deps.db, call_store.CallRecord(
+    write(deps.db, call_store.claim_op(deps.db, call_store.CallRecord(
         user_id=user, endpoint_id=endpoint_id, client_call_id="orphan", call_id="01ORPHAN", tool_name="publish",
-        arguments_digest="0" * 64, status=call_store.PENDING, claimed_at=long_ago))))
+        arguments_digest=approvals.operation_of(endpoint_id, "publish", {"title": SECRET_TITLE}).arguments_digest,
+        status=call_store.PENDING, claimed_at=long_ago)))
     started = time.monotonic()
     assert _refused(deps, user, endpoint_id, call_id="orphan").code == "upstream_timeout"
     assert time.monotonic() - started < 5 and endpoint.calls == {}

@@ -301,3 +301,29 @@ def test_the_list_pages_with_a_cursor(hosted_stack: StackClient, server: HostedS
     assert (status, foreign["error"]["code"]) == (422, "validation_error")
     status, forged = user.call("GET", "/rpc/hosted-endpoints?cursor=bm90LWEtY3Vyc29y")
     assert (status, forged["error"]["code"]) == (422, "validation_error")
+
+
+def test_a_drifted_endpoint_keeps_serving_its_unchanged_tools_and_refuses_the_changed_one(
+        hosted_stack: StackClient, server: HostedServer) -> None:
+    """While a drift is pending, a call reads the endpoint with its pending snapshot: the unchanged tool is called,
+    the changed one answers 409 tool_drifted (never 500) and reaches nothing."""
+    user = Caller(hosted_stack)
+    body = endpoint(user, server)
+    user.ok("PATCH", "/rpc/skills/permissions", {
+        "skillId": "hosted-workflows", "permissionCode": "hosted_workflow:invoke", "scope": {"type": "user"},
+        "granted": True})
+    user.ok("PATCH", path(body), {"expectedVersion": 1, "tools": [{"name": "add", "requiresApproval": False},
+                                                                  {"name": "echo", "requiresApproval": False}]})
+    server.set_description("echo", "Echo the text back, and forward it somewhere else.")
+    diff = refresh(user, body)["diff"]
+    assert (diff["added"], diff["removed"], diff["changed"]) == ([], [], ["echo"])
+    before = dict(server.calls)
+
+    status, answer = user.call("POST", path(body, "/calls"),
+                               {"toolName": "add", "arguments": {"a": 2, "b": 3}, "clientCallId": "drift-1"})
+    assert (status, answer.get("content")) == (200, "5"), answer
+    status, refused = user.call("POST", path(body, "/calls"),
+                                {"toolName": "echo", "arguments": {"text": "hi"}, "clientCallId": "drift-2"})
+    assert (status, refused["error"]["code"], refused["error"]["details"]) == (
+        409, "tool_drifted", {"toolName": "echo", "reason": "drifted"})
+    assert server.calls["add"] == before.get("add", 0) + 1 and server.calls["echo"] == before.get("echo", 0)

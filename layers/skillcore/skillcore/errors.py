@@ -87,6 +87,13 @@ class ConcurrentUpdate(Conflict):
     code = "concurrent_update"
 
 
+class IdempotencyKeyReused(Conflict):
+    """An idempotency key (a hosted call's clientCallId) sent again with another request: nothing is done, and
+    the first request's answer is not shown (db/idempotency.py's payload check)."""
+
+    code = "idempotency_key_reused"
+
+
 class QuotaExceeded(RuleViolation):
     """A per-user quota's counter would pass its limit; details say which quota and its limit."""
 

@@ -17,7 +17,8 @@ def register(toolbox: Toolbox, deps: HostedRouteDeps) -> None:
     def call_hosted_tool(caller: Caller, arguments: CallHostedToolArguments) -> views.HostedCall:
         """Call a tool of one of your hosted workflows (an endpoint you connected on the Skills page), with
         arguments valid for its input schema and a clientCallId of your own: the same clientCallId answers
-        the same result and calls nothing again. Needs the hosted_workflow:invoke grant; a tool that requires
+        the same result and calls nothing again (with another tool or other arguments it answers
+        idempotency_key_reused: use a new clientCallId for a new call). Needs the hosted_workflow:invoke grant; a tool that requires
         approval answers approval_required with an approvalId until you approve it, then call again with
         that approvalId."""
         return views.hosted_call(calls.call(

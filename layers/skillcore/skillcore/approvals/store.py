@@ -86,9 +86,13 @@ def approval_from_item(item: dict[str, Any]) -> Approval:
     )
 
 
+def approval_key(user_id: str, approval_id_: str) -> dict[str, Any]:
+    return key(pk=user_id, sk=approval_id_)
+
+
 def get_approval(db: Db, user_id: str, approval_id_: str) -> Approval | None:
     found = from_item(db.client.get_item(
-        TableName=db.tables.approvals, Key=key(pk=user_id, sk=approval_id_), ConsistentRead=True,
+        TableName=db.tables.approvals, Key=approval_key(user_id, approval_id_), ConsistentRead=True,
     ).get("Item"))
     return approval_from_item(found) if found else None
 

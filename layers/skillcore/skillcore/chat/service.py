@@ -20,7 +20,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
 import msgspec
 from msgspec import Struct
@@ -36,6 +35,7 @@ from skillcore.conversations.models import Message, Origin, Role, SkillRun, prev
 from skillcore.conversations.turn_state import read_turn_state
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import TransactionFailed
+from skillcore.db.idempotency import Record, lost_claim
 from skillcore.db.transact import Op, transact
 from skillcore.errors import Conflict, NotFound, VersionConflict
 from skillcore.executor.context import TurnContext, TurnResult
@@ -120,11 +120,10 @@ def _run(user_id: str, conversation_id: str, result: TurnResult, now: datetime, 
     )
 
 
-def _replay(recorded: tuple[str, dict[str, Any]], text: str) -> TurnResponse:
-    digest, body = recorded
-    if digest != turns.text_digest(text):
+def _replay(recorded: Record, text: str) -> TurnResponse:
+    if not recorded.same_payload(turns.payload(text)):
         raise Conflict("clientMessageId was already used with a different text", code="client_message_conflict")
-    return msgspec.convert(body, TurnResponse)
+    return msgspec.convert(recorded.response, TurnResponse)
 
 
 def _commit(
@@ -134,8 +133,8 @@ def _commit(
     """Writes the turn atomically; returns `response`, or the stored one of a twin that committed first."""
     reply = response.reply
     ops: list[Op] = [
-        Op("turn", turns.put_turn_op(db, conversation_id, client_message_id, text=text,
-                                     response=msgspec.to_builtins(response), now=now)),
+        turns.put_turn_op(db, conversation_id, client_message_id, text=text, response=msgspec.to_builtins(response),
+                          now=now),
         Op("user_message", messages.put_message_op(db, response.user_message, user_id)),
         Op("reply", messages.put_message_op(db, reply, user_id)),
         Op("conversation", conversations.record_visible_messages_op(
@@ -152,10 +151,10 @@ def _commit(
         transact(db, ops)
         return response
     except TransactionFailed as failed:
-        turn = failed.failed("turn")
+        turn = lost_claim(failed, turns.turn_slot(db, conversation_id, client_message_id))
         if turn is not None:
             # A concurrent post with the same clientMessageId committed first: answer with its response.
-            winner = turns.recorded_response(turn.old) or turns.get_turn(db, conversation_id, client_message_id)
+            winner = turn if turn.response is not None else turns.get_turn(db, conversation_id, client_message_id)
             if winner is None:
                 raise
             return _replay(winner, text)

@@ -17,12 +17,13 @@ from skillcore.conversations import session_store as sessions
 from skillcore.conversations import turn_store as turns
 from skillcore.conversations.models import Conversation, WorkflowSession
 from skillcore.db.dynamo import Db, batch_get
+from skillcore.db.idempotency import Record
 
 
 class TurnState(Struct, frozen=True):
     conversation: Conversation | None
     disabled_skills: frozenset[str]
-    recorded: tuple[str, dict[str, Any]] | None  # (text digest, stored response) of a previous identical post
+    recorded: Record | None  # the turn record of a previous post with this clientMessageId
     session: WorkflowSession | None
 
 
@@ -30,7 +31,7 @@ def read_turn_state(db: Db, user_id: str, conversation_id: str, client_message_i
     wanted: dict[str, list[dict[str, Any]]] = {
         db.tables.conversations: [conversations.conversation_key(user_id, conversation_id)],
         db.tables.users: [users.bindings_key(user_id)],
-        db.tables.turns: [turns.turn_key(conversation_id, client_message_id)],
+        db.tables.turns: [turns.turn_slot(db, conversation_id, client_message_id).item_key],
         db.tables.sessions: [sessions.session_key(conversation_id)],
     }
     found = batch_get(db, wanted)
@@ -41,6 +42,6 @@ def read_turn_state(db: Db, user_id: str, conversation_id: str, client_message_i
     return TurnState(
         conversation=conversations.conversation_from_item(conversation_items[0]) if conversation_items else None,
         disabled_skills=users.disabled_skills(binding_items[0] if binding_items else None),
-        recorded=turns.recorded_response(turn_items[0] if turn_items else None),
+        recorded=turns.recorded(turn_items[0] if turn_items else None),
         session=sessions.session_from_item(session_items[0] if session_items else None),
     )

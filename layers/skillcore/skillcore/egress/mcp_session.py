@@ -70,7 +70,7 @@ async def send_tools_call(client: Any, name: str, arguments: dict[str, Any]) -> 
     SDK's call_tool, on a fresh session, first lists the endpoint's tools again (a round trip per call) and checks
     the answer against the output schema of that live list: a list the snapshot never saw, whose `pattern` could
     stall the check (the snapshot refuses patterns for that reason, hosted/snapshot.py) and which a rug pull
-    controls. The answer is data to the proxy either way, bounded by the transport and by calls.answer_of."""
+    controls. The answer is data to the proxy either way, bounded by the transport and by call_answer.answer_of."""
     from mcp import types
 
     request = types.CallToolRequest(params=types.CallToolRequestParams(name=name, arguments=arguments))

@@ -36,27 +36,32 @@ completed and answers the same body. The claim is written while the client opens
 TLS and `initialize`, which call nothing), and tools/call waits for it (egress.mcp_session.call_tool's
 `ready`): a claim lost to an identical call, or to an approval no longer usable, closes the session with nothing
 of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. A repeated clientCallId
-answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing; refusals of steps 1-5 store nothing, so a call refused for want of
+answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing. The record keeps the
+call's payload fingerprint (toolName and argumentsDigest: db/idempotency.py), so the same clientCallId with another
+toolName or other arguments answers 409 `idempotency_key_reused`, before any other check, whether the record was
+read or met by a lost claim: nothing is called and the first call's answer is not shown. Refusals of steps 1-5
+store nothing, so a call refused for want of
 an approval is retried with the same clientCallId once approved. An upstream failure is stored too: the
 endpoint may have acted, so it is never re-sent under the same id.
 
-The answer: `content` is the text of the result's text items (joined by newlines) cut to 16 KiB of UTF-8;
-`structuredContent` is kept when its JSON is at most 64 KiB (so a record stays far below DynamoDB's item
-limit), otherwise left out.
+The answer (hosted/call_answer.py): `content` is the text of the result's text items (joined by newlines) cut to
+16 KiB of UTF-8; `structuredContent` is kept when its JSON is at most 64 KiB (so a record stays far below
+DynamoDB's item limit), otherwise left out.
 
 Audit (`hosted_endpoint.call`): every claimed call twice, `allowed` in the claim's own transaction (so a call is
 audited before it is sent, even if its invocation dies before the answer), then `succeeded` or `failed` with the
 error code; every refusal of steps 1-6 (denied, with the code). Ids, the tool's name (as a code), the argument
 digest and the duration, never the arguments, the result, the URL or the token. A replay is not a call and is
-not audited again.
+not audited again; nor is a reused clientCallId's refusal (nothing was attempted under it).
 
 DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3, of which 2 wait in sequence (1 BatchGetItem of the skill switch, the grant, the
-  endpoint, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
+  endpoint with its pending snapshot while a drift is pending, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
   the approval's use when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
   and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
   of their own);
-- a replay: 1 (the BatchGetItem);
+- a replay, or a clientCallId reused for another call (409 `idempotency_key_reused`, not audited): 1 (the
+  BatchGetItem);
 - a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 (plus the ask; the
   BatchGetItem reads the given approval too, so one not usable opens no session).
 Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting.
@@ -68,7 +73,6 @@ its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so noth
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -76,28 +80,35 @@ from datetime import datetime
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals import store as approval_store
 from skillcore.approvals.digest import non_finite
 from skillcore.approvals.models import OperationRef
-from skillcore.conversations.profile_store import bindings_key, disabled_skills
-from skillcore.db.dynamo import Db, batch_get, batch_put, key
+from skillcore.db.dynamo import Db, batch_put
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
-from skillcore.errors import Conflict, DomainError, RuleViolation, UpstreamError, UpstreamTimeout
+from skillcore.errors import (
+    Conflict,
+    DomainError,
+    IdempotencyKeyReused,
+    RuleViolation,
+    UpstreamError,
+    UpstreamTimeout,
+)
 from skillcore.hosted import call_store, endpoint_store, service
+from skillcore.hosted.call_answer import CallResult, answer_of, envelope, replay, stored_error
+from skillcore.hosted.call_state import CallState, read_call_state
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
-from skillcore.policy import audit_store, grant_store
+from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
 from skillcore.policy.grants import GrantScope
 
-MAX_CONTENT_BYTES = 16 * 1024
-MAX_STRUCTURED_BYTES = 64 * 1024
 MAX_VALIDATION_ERRORS = 20
 WAIT_POLL_SECONDS = 0.1
 WAIT_SLACK_SECONDS = 5.0
@@ -106,26 +117,6 @@ WAIT_SLACK_SECONDS = 5.0
 _BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hosted-call")
 
 CallTool = Callable[[str, str | None, Any, str, dict[str, Any]], dict[str, Any]]
-
-
-class CallResult(Struct, frozen=True, kw_only=True):
-    call_id: str
-    is_error: bool
-    content: str
-    structured_content: dict[str, Any] | None = None
-    duration_ms: int
-
-    def to_body(self) -> dict[str, Any]:
-        body: dict[str, Any] = {"callId": self.call_id, "isError": self.is_error, "content": self.content,
-                                "durationMs": self.duration_ms}
-        if self.structured_content is not None:
-            body["structuredContent"] = self.structured_content
-        return body
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> CallResult:
-        return cls(call_id=body["callId"], is_error=body["isError"], content=body["content"],
-                   structured_content=body.get("structuredContent"), duration_ms=body["durationMs"])
 
 
 # ---------------------------------------------------------------- refusals
@@ -150,6 +141,11 @@ def validation_failed(errors: list[dict[str, str]]) -> RuleViolation:
                          details={"errors": errors})
 
 
+def key_reused() -> IdempotencyKeyReused:
+    return IdempotencyKeyReused("this clientCallId was already used for another call (another tool or other "
+                                "arguments); use a new clientCallId")
+
+
 def call_in_progress() -> UpstreamTimeout:
     return UpstreamTimeout("an identical call is still waiting for the endpoint")
 
@@ -162,46 +158,6 @@ def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[d
     validator = Draft202012Validator(schema, registry=Registry())
     found = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, str(e.validator)))
     return [{"path": e.json_path, "keyword": str(e.validator)} for e in found[:MAX_VALIDATION_ERRORS]]
-
-
-# ---------------------------------------------------------------- the answer
-
-
-def _cut_utf8(text: str, limit: int) -> str:
-    data = text.encode("utf-8")
-    if len(data) <= limit:
-        return text
-    return data[: limit - 3].decode("utf-8", errors="ignore") + "…"
-
-
-def answer_of(raw: dict[str, Any], call_id: str, duration_ms: int) -> CallResult:
-    """The API's answer for a CallToolResult (as JSON data)."""
-    items = raw.get("content") or []
-    texts = [i["text"] for i in items if isinstance(i, dict) and i.get("type") == "text" and isinstance(i.get("text"), str)]
-    structured = raw.get("structuredContent")
-    if not isinstance(structured, dict) or len(json.dumps(structured, ensure_ascii=False).encode()) > MAX_STRUCTURED_BYTES:
-        structured = None
-    return CallResult(call_id=call_id, is_error=bool(raw.get("isError", False)),
-                      content=_cut_utf8("\n".join(texts), MAX_CONTENT_BYTES), structured_content=structured,
-                      duration_ms=duration_ms)
-
-
-def _envelope(error: DomainError) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": error.message, "details": error.details}}
-
-
-def _stored_error(http_status: int, body: dict[str, Any]) -> DomainError:
-    error = body["error"]
-    kind = {504: UpstreamTimeout, 502: UpstreamError}.get(http_status, RuleViolation)
-    return kind(error["message"], code=error["code"], details=error.get("details") or {})
-
-
-def replay(record: call_store.CallRecord) -> CallResult:
-    """The stored answer of a completed call: its body, or its error raised again."""
-    assert record.done and record.body is not None and record.http_status is not None
-    if record.http_status != 200:
-        raise _stored_error(record.http_status, record.body)
-    return CallResult.from_body(record.body)
 
 
 # ---------------------------------------------------------------- audit
@@ -283,15 +239,56 @@ class _Claim:
         return True
 
 
-def _wait_for(deps: service.HostedDeps, user_id: str, endpoint_id: str, client_call_id: str) -> CallResult:
+def _answer_recorded(deps: service.HostedDeps, record: call_store.CallRecord, tool_name: str, digest: str,
+                     now: datetime) -> CallResult:
+    """The answer for a clientCallId that already has its record: 409 `idempotency_key_reused` for another tool or
+    other arguments (nothing called, the first answer not shown); else the stored answer, or the wait for it."""
+    if not record.same_request(tool_name, digest):
+        raise key_reused()
+    if record.done:
+        return replay(record)
+    if (now - record.claimed_at).total_seconds() > deps.egress.deadline_seconds + WAIT_SLACK_SECONDS:
+        raise call_in_progress()  # its caller stopped before answering (a crashed invocation): outcome unknown
+    return _wait_for(deps, record, tool_name, digest)
+
+
+def _wait_for(deps: service.HostedDeps, held: call_store.CallRecord, tool_name: str, digest: str) -> CallResult:
     """A concurrent identical call holds the record: wait for its answer (its deadline, and some slack)."""
     end = time.monotonic() + deps.egress.deadline_seconds + WAIT_SLACK_SECONDS
     while time.monotonic() < end:
-        record = call_store.get_call(deps.db, user_id, endpoint_id, client_call_id)
+        record = call_store.get_call(deps.db, held.user_id, held.endpoint_id, held.client_call_id)
+        if record is not None and not record.same_request(tool_name, digest):
+            raise key_reused()
         if record is not None and record.done:
             return replay(record)
         time.sleep(WAIT_POLL_SECONDS)
     raise call_in_progress()
+
+
+class _Request(Struct, frozen=True, kw_only=True):
+    """One call as asked: who, what, under which clientCallId and approval, and when."""
+
+    deps: service.HostedDeps
+    user_id: str
+    endpoint_id: str
+    tool_name: str
+    arguments: dict[str, Any]
+    operation: OperationRef
+    client_call_id: str
+    approval_id: str | None
+    agent_id: str | None
+    now: datetime
+
+    def policy(self, state: CallState, operation: OperationApproval) -> PolicyInput:
+        skill = self.deps.skill
+        return PolicyInput(user_id=self.user_id, skill_id=skill.skill_id, skill_version=skill.version,
+                           requirements=skill.permissions, action="hosted_endpoint.call", agent_id=self.agent_id,
+                           target_id=self.endpoint_id, grants=state.grants, operation=operation)
+
+    def ask(self) -> str:
+        """The approval this call asks for (approvals.service.ask: the same pending one for the same call)."""
+        return approvals.ask(self.deps.db, self.user_id, self.operation, self.arguments,
+                             client_call_id=self.client_call_id, now=self.now).approval_id
 
 
 def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name: str, arguments: dict[str, Any],
@@ -299,77 +296,77 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     """One call of `tool_name` on the user's endpoint, with every check of API.md in its order (module
     docstring). `agent_id`, for a call made on an agent's behalf (the chat turn), lets an agent-scope grant
     count before the user's. Raises the API's DomainErrors."""
-    db, skill = deps.db, deps.skill
     unsafe = non_finite(arguments)
     if unsafe:  # not JSON, no digest exists for them (approvals/digest.py): a malformed body, before any read
         raise validation_failed([{"path": p, "keyword": "finite"} for p in unsafe[:MAX_VALIDATION_ERRORS]])
-    operation = approvals.operation_of(endpoint_id, tool_name, arguments)
-    audit = _Audit(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name,
-                   digest=operation.arguments_digest, now=now)
-    scopes = ((GrantScope.agent(agent_id),) if agent_id else ()) + (GrantScope.user(),)
-    grant_keys = [grant_store.grant_key(user_id, skill.skill_id, p.code, s) for p in skill.permissions for s in scopes]
-    found = batch_get(db, {
-        db.tables.users: [bindings_key(user_id)], db.tables.grants: grant_keys,
-        db.tables.hosted_endpoints: [key(pk=user_id, sk=f"{endpoint_store.EP}{endpoint_id}"),
-                                     call_store.call_key(user_id, endpoint_id, client_call_id)],
-        db.tables.approvals: [key(pk=user_id, sk=approval_id)] if approval_id else [],
-    })
-    endpoint_item = next((i for i in found[db.tables.hosted_endpoints] if not call_store.is_call_item(i)), None)
-    record_item = next((i for i in found[db.tables.hosted_endpoints] if call_store.is_call_item(i)), None)
-    if record_item is not None:
-        record = call_store.record_from_item(record_item)
-        if record.done:
-            return replay(record)
-        if (now - record.claimed_at).total_seconds() > deps.egress.deadline_seconds + WAIT_SLACK_SECONDS:
-            raise call_in_progress()  # its caller stopped before answering (a crashed invocation): outcome unknown
-        return _wait_for(deps, user_id, endpoint_id, client_call_id)
+    request = _Request(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name, arguments=arguments,
+                       operation=approvals.operation_of(endpoint_id, tool_name, arguments),
+                       client_call_id=client_call_id, approval_id=approval_id, agent_id=agent_id, now=now)
+    state = read_call_state(deps.db, deps.skill, user_id, endpoint_id, client_call_id=client_call_id,
+                            approval_id=approval_id, agent_id=agent_id)
+    if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
+        return _answer_recorded(deps, state.record, tool_name, request.operation.arguments_digest, now)
+    audit = _granted(request, state)  # 1. the grant (and the skill's switch)
+    endpoint = _active_endpoint(state, audit)  # 2. the endpoint
+    tool = _checked_tool(request, endpoint, audit)  # 3. the tool; 4. the arguments
+    reason = _approved(request, state, tool, audit)  # 5. the approval
+    return _forward_claimed(request, endpoint, tool, reason, audit)  # 6. out
 
-    # 1. the grant (and the skill's switch)
-    bindings = found[db.tables.users]
-    if skill.skill_id in disabled_skills(bindings[0] if bindings else None):
+
+def _granted(request: _Request, state: CallState) -> _Audit:
+    """Step 1: the skill's switch and the grant alone (this operation's approval is step 5). The audit of the
+    later steps carries the grant's scope."""
+    deps, skill = request.deps, request.deps.skill
+    audit = _Audit(deps=deps, user_id=request.user_id, endpoint_id=request.endpoint_id, tool_name=request.tool_name,
+                   digest=request.operation.arguments_digest, now=request.now)
+    if skill.skill_id in state.disabled_skills:
         raise audit.refused(RuleViolation("this skill is disabled", code="skill_disabled"))
-    grants = tuple(grant_store.grant_from_item(i) for i in found[db.tables.grants])
-    endpoint = endpoint_store.endpoint_from_item(endpoint_item) if endpoint_item else None
-    tool = endpoint.snapshot.tool(tool_name) if endpoint is not None else None
-    request = PolicyInput(user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version,
-                          requirements=skill.permissions, action="hosted_endpoint.call", agent_id=agent_id,
-                          target_id=endpoint_id, grants=grants,
-                          # the grant alone first; this operation's approval is step 5
-                          operation=OperationApproval(requires_approval=False, approved=False))
-    decision = decide(request)
+    decision = decide(request.policy(state, OperationApproval(requires_approval=False, approved=False)))
     if not decision.allowed:
         raise audit.refused(RuleViolation(decision.message, code="permission_required", details=(
             permission_required_details(skill.skill_id, decision.missing, skill.permissions))))
-    audit = _Audit(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name,
-                   digest=operation.arguments_digest, now=now, scope=decision.scope)
+    return replace(audit, scope=decision.scope)
 
-    # 2. the endpoint
-    if endpoint is None:
+
+def _active_endpoint(state: CallState, audit: _Audit) -> HostedEndpoint:
+    """Step 2: the user's endpoint, not disabled (a drift_pending one serves its unchanged tools: step 3)."""
+    if state.endpoint is None:
         raise endpoint_store.endpoint_not_found()  # nothing of another user's is audited under this one
-    if endpoint.status is EndpointStatus.DISABLED:
+    if state.endpoint.status is EndpointStatus.DISABLED:
         raise audit.refused(endpoint_disabled())
+    return state.endpoint
 
-    # 3. the tool; 4. the arguments
+
+def _checked_tool(request: _Request, endpoint: HostedEndpoint, audit: _Audit) -> SnapshotTool:
+    """Steps 3 and 4: the tool (not drifted, in the snapshot, enabled), then the arguments against its schema."""
     try:
-        tool = _tool_of(endpoint, tool_name)
-        errors = argument_errors(tool.input_schema, arguments)
+        tool = _tool_of(endpoint, request.tool_name)
+        errors = argument_errors(tool.input_schema, request.arguments)
         if errors:
             raise validation_failed(errors)
     except DomainError as refused:
         raise audit.refused(refused) from None
+    return tool
 
-    # 5. the approval: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an
-    # unusable one opens no session; the claim's transaction uses it, and its condition is the final word.
-    given = found[db.tables.approvals]
-    usable = bool(given) and approval_store.approval_from_item(given[0]).usable_for(operation, now)
-    final = decide(PolicyInput(
-        user_id=user_id, skill_id=skill.skill_id, skill_version=skill.version, requirements=skill.permissions,
-        action="hosted_endpoint.call", agent_id=agent_id, target_id=endpoint_id, grants=grants,
-        operation=OperationApproval(requires_approval=tool.requires_approval, approved=usable)))
+
+def _approved(request: _Request, state: CallState, tool: SnapshotTool, audit: _Audit) -> Reason:
+    """Step 5: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an unusable
+    one opens no session; the claim's transaction uses it, and its condition is the final word. Returns the
+    decision's reason (for the `allowed` audit)."""
+    usable = state.approval is not None and state.approval.usable_for(request.operation, request.now)
+    final = decide(request.policy(state, OperationApproval(requires_approval=tool.requires_approval,
+                                                           approved=usable)))
     if not final.allowed:
         assert final.reason is Reason.APPROVAL_REQUIRED, final.reason
-        raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
+        raise audit.refused(approval_required(request.ask()))
+    return final.reason
 
+
+def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: SnapshotTool, reason: Reason,
+                     audit: _Audit) -> CallResult:
+    """Step 6: the claim, the call out (the URL is checked again, with its addresses, by the egress client
+    itself), the completion and the outcome's audit."""
+    deps, db, now = request.deps, request.deps.db, request.now
     # what the forwarding needs, opened before the claim: a key that cannot be opened leaves no record behind
     secret = service.secret_of(deps, endpoint)
     egress = service.egress_now(deps)  # the deadline, cut to what the invocation has left
@@ -380,20 +377,21 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     # whatever other calls mint meanwhile.
     call_id, allowed_id, outcome_id = new_ids(now, 3)
     record = call_store.CallRecord(
-        user_id=user_id, endpoint_id=endpoint_id, client_call_id=client_call_id, call_id=call_id,
-        tool_name=tool_name, arguments_digest=operation.arguments_digest, status=call_store.PENDING, claimed_at=now)
-    ops = [Op("call", call_store.claim_op(db, record)),
+        user_id=request.user_id, endpoint_id=request.endpoint_id, client_call_id=request.client_call_id,
+        call_id=call_id, tool_name=request.tool_name, arguments_digest=request.operation.arguments_digest,
+        status=call_store.PENDING, claimed_at=now)
+    ops = [call_store.claim_op(db, record),
            Op("audit", audit_store.put_audit_op(db, audit.event(Decision.ALLOWED, target_id=call_id,
-                                                                reason=final.reason.value, event_id=allowed_id)))]
-    if tool.requires_approval and approval_id is not None:
-        ops.append(Op("approval", approval_store.use_op(db, user_id, approval_id, operation, now)))
+                                                                reason=reason.value, event_id=allowed_id)))]
+    if tool.requires_approval and request.approval_id is not None:
+        ops.append(Op("approval", approval_store.use_op(db, request.user_id, request.approval_id, request.operation,
+                                                        now)))
     claim = _Claim(db, ops)
 
-    # 6. out: the URL is checked again (with its addresses) by the egress client itself
     started = time.monotonic()
     http_status, body, result = 200, {}, None
     try:
-        raw = _forward(deps, secret, egress, tool_name, arguments, claim)
+        raw = _forward(deps, secret, egress, request.tool_name, request.arguments, claim)
         duration_ms = int((time.monotonic() - started) * 1000)
         if raw is not None:
             result = answer_of(raw, call_id, duration_ms)
@@ -402,13 +400,14 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
         duration_ms = int((time.monotonic() - started) * 1000)
         failure = service.domain_error(error)
         http_status = {UpstreamTimeout: 504, UpstreamError: 502}.get(type(failure), 422)
-        body = _envelope(failure)
+        body = envelope(failure)
     if not claim.won.result():  # nothing of the call was sent: it is another's, or its approval is not usable
         lost = claim.lost
-        if isinstance(lost, TransactionFailed) and lost.failed("call") is not None:
-            return _wait_for(deps, user_id, endpoint_id, client_call_id)
+        other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
+        if other is not None:  # a call under the same clientCallId claimed it first
+            return _answer_recorded(deps, other, request.tool_name, request.operation.arguments_digest, now)
         if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
-            raise audit.refused(approval_required(_ask(deps, user_id, operation, arguments, client_call_id, now)))
+            raise audit.refused(approval_required(request.ask()))
         raise lost if lost is not None else RuntimeError("the claim was neither won nor lost")
 
     # the completion and the outcome's audit, one BatchWriteItem (the claim's transaction already audited the
@@ -417,13 +416,8 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
                          tool_error=result.is_error, event_id=outcome_id) if result is not None
              else audit.event(Decision.FAILED, target_id=call_id, reason=body["error"]["code"],
                               error_code=body["error"]["code"], duration_ms=duration_ms, event_id=outcome_id))
-    batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(record, http_status, body)],
+    batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(db, record, http_status, body)],
                    db.tables.audit: [audit_store.to_audit_item(event)]})
     if result is None:
-        raise _stored_error(http_status, body)
+        raise stored_error(http_status, body)
     return result
-
-
-def _ask(deps: service.HostedDeps, user_id: str, operation: OperationRef, arguments: dict[str, Any],
-         client_call_id: str, now: datetime) -> str:
-    return approvals.ask(deps.db, user_id, operation, arguments, client_call_id=client_call_id, now=now).approval_id

@@ -159,6 +159,22 @@ def endpoint_from_item(item: dict[str, Any], pending_item: dict[str, Any] | None
     )
 
 
+def endpoint_key(user_id: str, endpoint_id: str) -> dict[str, Any]:
+    return key(pk=user_id, sk=f"{EP}{endpoint_id}")
+
+
+def pending_key(user_id: str, endpoint_id: str) -> dict[str, Any]:
+    return key(pk=user_id, sk=f"{PENDING}{endpoint_id}")
+
+
+def is_endpoint_item(item: dict[str, Any]) -> bool:
+    return str(item.get("sk", "")).startswith(EP)
+
+
+def is_pending_item(item: dict[str, Any]) -> bool:
+    return str(item.get("sk", "")).startswith(PENDING)
+
+
 def _get(db: Db, user_id: str, sk: str) -> dict[str, Any] | None:
     return from_item(db.client.get_item(TableName=db.tables.hosted_endpoints, Key=key(pk=user_id, sk=sk),
                                         ConsistentRead=True).get("Item"))
@@ -176,6 +192,17 @@ def get_endpoint(db: Db, user_id: str, endpoint_id: str) -> HostedEndpoint | Non
         if pending_matches(found, pending_item):
             return endpoint_from_item(found, pending_item)
     raise ConcurrentUpdate("the endpoint kept changing while it was read")
+
+
+def endpoint_read_with(db: Db, user_id: str, endpoint_id: str, item: dict[str, Any] | None,
+                       pending_item: dict[str, Any] | None) -> HostedEndpoint | None:
+    """The endpoint from its item and its pending item read together by another read (a call's BatchGetItem):
+    built from them when they agree, else read again (a refresh wrote between the two)."""
+    if item is None:
+        return None
+    if pending_matches(item, pending_item):
+        return endpoint_from_item(item, pending_item)
+    return get_endpoint(db, user_id, endpoint_id)
 
 
 def name_in_use(db: Db, user_id: str, name: str) -> bool:

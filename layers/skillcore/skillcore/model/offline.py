@@ -1,7 +1,7 @@
 """OfflineModel: a deterministic stand-in for the model, the default locally and in tests.
 
 What it answers (the contract tests rely on), first rule that applies wins:
-0. A HOSTED block (a hosted workflow call's outcome, hosted/chat.py): its facts verbatim, one per line.
+0. A HOSTED block (a hosted workflow call's outcome, hosted/chat_replies.py): its facts verbatim, one per line.
 1. A NOTICE block: its first fact (the user-facing sentence), verbatim, e.g. the "grant memory:read on the
    Skills page" notice of a denied tool; its text when it has no facts.
 2. A RECALL block: "Here is what I remember:" followed by each fact verbatim, one per line

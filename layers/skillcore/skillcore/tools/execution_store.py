@@ -1,9 +1,10 @@
-"""Tool executions table: skill_tool_executions.
+"""Tool executions table: skill_tool_executions, kept as idempotency records (db/idempotency.py).
 
 Key design: pk = idempotency key (SHA-256 of userId + toolId + sourceMessageId), no sort key. One record
-per key, created with a conditional put before the handler runs, completed afterwards. It holds exactly
-the seed's fields: tool, skill, version, source message id, key, input digest, status, error code,
-duration; never the input, memory text or output.
+per key, claimed with a conditional put before the handler runs (alone: 1 PutItem), completed afterwards in the
+turn's transaction. It holds exactly the seed's fields: tool, skill, version, source message id, key, input
+digest (`inputSha256`, the payload fingerprint), status, error code, duration; never the input, memory text or
+output. A key met again is not refused: the runner runs the tool again (tools/runner.py).
 """
 
 from __future__ import annotations
@@ -13,12 +14,16 @@ from typing import Any
 
 from skillcore.clock import to_api_time
 from skillcore.conversations.models import ExecutionStatus
-from skillcore.db.codec import from_item, to_item, to_value
-from skillcore.db.dynamo import Db, key
-from skillcore.db.errors import ConditionFailed
-from skillcore.db.transact import Op, write
+from skillcore.db import idempotency as idem
+from skillcore.db.dynamo import Db
+from skillcore.db.transact import Op
 
 EXECUTION_TTL_DAYS = 90
+SCHEME = idem.Scheme("tool_execution", payload=("inputSha256",))
+
+
+def execution_slot(db: Db, idempotency_key: str) -> idem.Slot:
+    return idem.Slot(SCHEME, db.tables.tool_executions, {"pk": idempotency_key})
 
 
 def create_execution(
@@ -26,43 +31,25 @@ def create_execution(
     source_message_id: str, input_sha256: str, now: datetime,
 ) -> dict[str, Any] | None:
     """Creates the record; returns None when created, or the existing record (the key was seen before)."""
-    item = {
-        "pk": idempotency_key, "userId": user_id, "toolId": tool_id, "skillId": skill_id,
-        "skillVersion": skill_version, "sourceMessageId": source_message_id, "inputSha256": input_sha256,
-        "status": ExecutionStatus.RUNNING.value, "createdAt": to_api_time(now), "updatedAt": to_api_time(now),
+    existing = idem.claim(db, execution_slot(db, idempotency_key), {"inputSha256": input_sha256}, {
+        "userId": user_id, "toolId": tool_id, "skillId": skill_id, "skillVersion": skill_version,
+        "sourceMessageId": source_message_id, "status": ExecutionStatus.RUNNING.value,
+        "createdAt": to_api_time(now), "updatedAt": to_api_time(now),
         "expiresAt": int((now + timedelta(days=EXECUTION_TTL_DAYS)).timestamp()),
-    }
-    try:
-        write(db, Op("tool_execution", {"Put": {
-            "TableName": db.tables.tool_executions, "Item": to_item(item),
-            "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"},
-        }}))
-    except ConditionFailed as error:
-        return error.old or {"pk": idempotency_key}
-    return None
+    })
+    return existing.item if existing is not None else None
 
 
 def finish_execution_op(
     db: Db, idempotency_key: str, *, status: ExecutionStatus, error_code: str | None, duration_ms: int, now: datetime
-) -> dict[str, Any]:
-    names = {"#status": "status", "#d": "durationMs", "#u": "updatedAt", "#e": "errorCode"}
-    values: dict[str, Any] = {
-        ":status": to_value(status.value), ":d": to_value(duration_ms), ":now": to_value(to_api_time(now)),
-    }
-    update = "SET #status = :status, #d = :d, #u = :now"
+) -> Op:
+    """The record's completion (named "tool_execution"), written in the turn's transaction."""
+    done: dict[str, Any] = {"status": status.value, "durationMs": duration_ms, "updatedAt": to_api_time(now)}
     if error_code:
-        values[":e"] = to_value(error_code)
-        update += ", #e = :e"
-    else:
-        update += " REMOVE #e"
-    return {
-        "Update": {
-            "TableName": db.tables.tool_executions, "Key": key(pk=idempotency_key),
-            "UpdateExpression": update, "ExpressionAttributeNames": names, "ExpressionAttributeValues": values,
-        }
-    }
+        done["errorCode"] = error_code
+    return idem.complete_op(execution_slot(db, idempotency_key), done, remove=() if error_code else ("errorCode",))
 
 
 def get_execution(db: Db, idempotency_key: str) -> dict[str, Any] | None:
-    response = db.client.get_item(TableName=db.tables.tool_executions, Key=key(pk=idempotency_key), ConsistentRead=True)
-    return from_item(response.get("Item"))
+    record = idem.read(db, execution_slot(db, idempotency_key))
+    return record.item if record is not None else None

@@ -133,9 +133,9 @@ class ToolRunner:
             tool_call(status.value, error or (decision.reason.value if decision else None))
             writes = [Op("audit", audit_store.put_audit_op(self._db, e)) for e in events]
             if key:
-                writes.insert(0, Op("tool_execution", tool_executions.finish_execution_op(
+                writes.insert(0, tool_executions.finish_execution_op(
                     self._db, key, status=ExecutionStatus(status.value), error_code=error, duration_ms=duration, now=now,
-                )))
+                ))
             return ToolOutcome(status, decision, output, error, duration, tuple(writes), tuple(events), key)
 
         # 1. PolicyGate, before anything else happens.

@@ -8,7 +8,7 @@ from typing import Any
 from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, time
-from skillcore.hosted.calls import CallResult
+from skillcore.hosted.call_answer import CallResult
 from skillcore.hosted.models import EndpointStatus, PendingSnapshot
 from skillcore.hosted.models import HostedEndpoint as EndpointRecord
 
