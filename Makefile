@@ -1,5 +1,5 @@
 # skillcore - one entry point for developers and CI.
-# `make dev` runs the local stack; `make test` runs every test suite (unit, integration, stack).
+# `make dev` runs the local stack; `make test` runs every test lane (unit, integration, stack, browser, harness).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -17,14 +17,19 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv prereqs dev token invoke test test-unit test-integration test-stack contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
+.PHONY: help venv prereqs dev token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
 	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group)"
 	@echo "make invoke FN=RpcFunction EVENT=events/rpc_health.json   run a handler once, in-process"
-	@echo "make test           unit + integration + stack tests (first: what is missing, one line each)"
+	@echo "make test           every test lane (the ones below; first: what is missing, one line each)"
 	@echo "make prereqs        check Java, npm, Chromium and the CJK fonts the tests need"
+	@echo "make test-fast      the pure lane: no sockets, no processes (tests/unit, tests/harness/unit, tests/evals)"
+	@echo "make test-integration   moto, loopback servers, processes (tests/integration, tests/harness/integration)"
+	@echo "make test-stack     DynamoDB Local and the local gateway (tests/stack, tests/harness/stack)"
+	@echo "make test-browser   the Skills page in Chromium (tests/browser)"
+	@echo "make test-harness   the tests of the local stack, the scripts and the template (tests/harness)"
 	@echo "make contract       schemathesis over every operation of openapi.json against a local stack"
 	@echo "make lint           ruff, mypy, cfn-lint and sam validate --lint"
 	@echo "make evals          selector and payload evals"
@@ -68,17 +73,33 @@ invoke: venv
 prereqs:
 	@$(PYTHON_BOOT) scripts/prereqs.py
 
+# The lanes are directories (tests/conftest.py marks each test by where it stands; README "Tests"). The unit,
+# integration, stack and browser lanes together are the whole suite; the harness lane cuts across them (the tests
+# of the local stack, the scripts and the template: tests/harness/<lane>).
+UNIT_LANE := tests/unit tests/harness/unit tests/evals
+INTEGRATION_LANE := tests/integration tests/harness/integration
+STACK_LANE := tests/stack tests/harness/stack
+BROWSER_LANE := tests/browser
+
 test: prereqs venv node
 	$(PY) -m pytest tests
 
-test-unit: venv
-	$(PY) -m pytest tests/unit
+test-fast: venv
+	$(PY) -m pytest $(UNIT_LANE)
+
+test-unit: test-fast
 
 test-integration: venv
-	$(PY) -m pytest tests/integration
+	$(PY) -m pytest $(INTEGRATION_LANE)
 
-test-stack: prereqs venv node
-	$(PY) -m pytest tests/stack
+test-stack: venv node
+	$(PY) -m pytest $(STACK_LANE)
+
+test-browser: prereqs venv node
+	$(PY) -m pytest $(BROWSER_LANE)
+
+test-harness: venv node
+	$(PY) -m pytest tests/harness
 
 openapi: venv
 	$(PY) -m skillcore_local.openapi

@@ -3,7 +3,7 @@
 `make evals` runs this; CI runs it too. The labelled cases live in tests/evals/. Each run also writes the
 summary the Skills page shows (评测摘要, Activity section) to `web/data/evals.json`, which is checked in: its
 content depends only on the cases and the results (no timestamp), so it changes only when they do, and
-`tests/unit/test_evals_summary.py` fails when the checked-in file is not what a fresh run computes.
+`tests/harness/unit/test_evals_summary.py` fails when the checked-in file is not what a fresh run computes.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The Skills page's first load, measured in a real browser from Playwright's request log.
 
-Used by `make bench` (scripts/bench_page.py) for the figures and by tests/stack/browser/test_page_budget.py for
+Used by `make bench` (scripts/bench_page.py) for the figures and by tests/browser/test_page_budget.py for
 the budget (issue: at most 150 KB transferred, everything uncompressed, and at most 6 API requests before the
 page is usable). "Usable" means the shell shows the signed-in user and the first section has its content: the
 Skills section's cards (or its empty state).

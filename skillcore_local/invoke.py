@@ -213,7 +213,7 @@ class LambdaContext:
 def _guard_dynamodb(module: ModuleType, logical_id: str) -> None:
     """The function's DynamoDB client (its composition root's `db`) refuses what its role in template.yaml would
     not allow in AWS (skillcore_local/iam.py). Every function of the template has one
-    (tests/stack/test_local_iam.py); a module without one reaches no table through it."""
+    (tests/harness/stack/test_local_iam.py); a module without one reaches no table through it."""
     raw = getattr(getattr(getattr(module, "db", None), "client", None), "raw", None)
     if raw is not None:
         iam.guard(raw, logical_id, os.environ)

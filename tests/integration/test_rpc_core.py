@@ -1,4 +1,5 @@
-"""Profile, agents, conversations and history through the RPC handler with the sample events."""
+"""Profile, agents, conversations and history through the RPC handler with the sample events (ownership and
+group conversations run on the store fakes: tests/unit/test_rpc_on_fakes.py)."""
 
 from __future__ import annotations
 
@@ -51,30 +52,6 @@ def test_agent_creation_makes_default_conversation(rpc):
     assert status == 200
     assert [c["conversationId"] for c in listing["items"]] == [conv_id]
     assert listing["items"][0]["kind"] == "single" and listing["items"][0]["agentIds"] == [agent["agentId"]]
-
-
-def test_other_users_resources_are_404(rpc):
-    agent = create_agent(rpc)
-    conv_id = agent["defaultConversationId"]
-    status, body = invoke(rpc, load_event("rpc_list_messages.json", user="user-bob", path_ids={"CONVERSATION_ID": conv_id}))
-    assert status == 404 and body["error"]["code"] == "not_found"
-    event = load_event("rpc_list_agents.json", user="user-bob")
-    status, body = invoke(rpc, event)
-    assert status == 200 and body["items"] == []
-
-
-def test_group_conversation_needs_own_agents(rpc):
-    a = create_agent(rpc, name="A")
-    b = create_agent(rpc, name="B")
-    mallory = create_agent(rpc, user="user-mallory", name="M")
-    status, body = invoke(rpc, load_event("rpc_create_group.json", body={"kind": "group", "agentIds": [a["agentId"], mallory["agentId"]]}))
-    assert status == 404 and body["error"]["code"] == "agent_not_found"
-    status, body = invoke(rpc, load_event("rpc_create_group.json", body={"kind": "group", "agentIds": [a["agentId"]]}))
-    assert status == 422 and body["error"]["code"] == "validation_error"
-    status, group = invoke(rpc, load_event("rpc_create_group.json", body={"kind": "group", "agentIds": [a["agentId"], b["agentId"]]}))
-    assert status == 201 and group["kind"] == "group" and group["agentIds"] == [a["agentId"], b["agentId"]]
-    status, listing = invoke(rpc, load_event("rpc_list_conversations.json", query={"kind": "group"}))
-    assert [c["conversationId"] for c in listing["items"]] == [group["conversationId"]]
 
 
 @pytest.mark.parametrize(

@@ -1,7 +1,7 @@
 """Hosted endpoints over real HTTP (API.md "Hosted external workflows"): a local stack of its own whose
 HostedFunction reaches a real MCP server (tests/hosted_server.py: the official SDK over HTTPS with a trustme
 certificate, on a 127/8 address other than 127.0.0.1, port 443) through the local-only settings, which the
-stack passes through from the environment it starts in (the `hosted` and `hosted_stack` fixtures, in conftest.py:
+stack passes through from the environment it starts in (the `hosted` and `hosted_stack` fixtures, in tests/local_stack.py:
 the page's browser tests use them too)."""
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests import local_stack
 from tests.hosted_server import NAME, HostedServer
 
-from . import conftest
 from .conftest import Caller, StackClient
 
 # Named here too: other hosted test modules take them from this module (`endpoints_http.hosted`).
-hosted = conftest.hosted
-hosted_stack = conftest.hosted_stack
+hosted = local_stack.hosted
+hosted_stack = local_stack.hosted_stack
 
 
 def register(user: Caller, name: str, url: str, **extra: str) -> tuple[int, dict]:

@@ -10,8 +10,8 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from scripts import evals
-from tests.stack.browser.conftest import PageApi, screenshot
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import PageApi, screenshot
+from tests.local_stack import StackClient
 
 
 def bearer(page: Page) -> str:

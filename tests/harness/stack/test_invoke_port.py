@@ -12,10 +12,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from skillcore_local.invoke import local_endpoint
+from tests.local_stack import StackClient
 
-from .conftest import StackClient
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_endpoint_comes_from_the_port_variable() -> None:

@@ -1,4 +1,5 @@
-"""scripts.bytecode: the built tree gets unchecked-hash pycs, and a tree without them is reported."""
+"""scripts.bytecode: the built tree gets unchecked-hash pycs, and a tree without them is reported. compile_tree
+compiles with a process per core (compileall's workers), so this file is not in the pure lane."""
 
 from __future__ import annotations
 

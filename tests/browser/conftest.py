@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
-from tests.stack.conftest import StackClient
+from tests.local_stack import StackClient
 
-ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "page"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "page"
 TIMEOUT_MS = 10_000
 
 # Every timer in the page fires no sooner than 300 ms, as on a loaded machine (and Preact's effects, which wait

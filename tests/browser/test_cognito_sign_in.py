@@ -27,8 +27,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from skillcore_local.page import PageFiles
-from tests.stack.browser.conftest import new_user, screenshot
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import new_user, screenshot
+from tests.local_stack import StackClient
 
 CLIENT_ID = "fake-page-client"
 

@@ -22,9 +22,9 @@ from skillcore.approvals import service as approvals
 from skillcore.db.dynamo import Db
 from skillcore.settings import Settings
 from skillcore_local.ddb_local import client as ddb_client
+from tests.browser.conftest import TIMEOUT_MS, PageApi, screenshot
 from tests.hosted_server import NAME, HostedServer
-from tests.stack.browser.conftest import TIMEOUT_MS, PageApi, screenshot
-from tests.stack.conftest import StackClient
+from tests.local_stack import StackClient
 
 # Registering connects to the test server and lists its tools: allow for a loaded machine.
 SLOW_MS = 30_000

@@ -21,8 +21,8 @@ import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
 from skillcore.clock import to_api_time
-from tests.stack.browser.conftest import PageApi, screenshot
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import PageApi, screenshot
+from tests.local_stack import StackClient
 
 MEMORY_SKILL = "memory-recall"
 REMINDER_SKILL = "goal-check-in-reminder"

@@ -15,8 +15,7 @@ from skillcore_local.docs import ContractFiles
 from skillcore_local.gateway import Gateway, http_event, http_routes, match_route
 from skillcore_local.invoke import FunctionRegistry
 from skillcore_local.template import ROOT
-
-from .conftest import RawResponse, StackClient
+from tests.local_stack import RawResponse, StackClient
 
 pytestmark = pytest.mark.stack
 

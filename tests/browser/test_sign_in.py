@@ -6,8 +6,8 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.stack.browser.conftest import new_user, screenshot, sign_in
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import new_user, screenshot, sign_in
+from tests.local_stack import StackClient
 
 
 def test_sign_in_shows_the_shell_and_keeps_the_token_out_of_cookies(page: Page, stack: StackClient) -> None:

@@ -12,7 +12,7 @@ from skillcore.db.errors import StoreError
 from skillcore_local import iam
 from skillcore_local.invoke import function_specs
 from skillcore_local.template import table_env, table_resources
-from tests.stack.conftest import StackClient
+from tests.local_stack import StackClient
 
 
 def _query_it_may_make(function: str, physical: dict[str, str]) -> dict[str, Any]:

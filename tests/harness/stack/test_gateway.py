@@ -27,8 +27,7 @@ from skillcore_local.gateway import Route, http_event, http_routes, match_route
 from skillcore_local.invoke import FunctionRegistry
 from skillcore_local.jwt_local import issue_token
 from skillcore_local.template import ROOT, ensure_tables
-
-from .conftest import StackClient
+from tests.local_stack import StackClient
 
 pytestmark = [
     pytest.mark.stack,

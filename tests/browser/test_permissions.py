@@ -12,8 +12,8 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
-from tests.stack.browser.conftest import PageApi, screenshot
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import PageApi, screenshot
+from tests.local_stack import StackClient
 
 RECALL = "memory-recall"
 READ = "memory:read"

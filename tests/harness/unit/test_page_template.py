@@ -2,16 +2,14 @@
 one the local gateway computes, the app client has the code flow, and no resource depends on itself.
 
 As in test_template.py, each rule is a checker run on the real template (no problems) and on a broken copy
-(the problem is found).
+(the problem is found). The distribution's paths function runs in node: tests/harness/integration/
+test_page_paths_function.py.
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import re
-import shutil
-import subprocess
 from typing import Any
 
 import pytest
@@ -294,38 +292,3 @@ def test_the_outputs_publish_needs_exist(template: Template) -> None:
     assert outputs["CognitoDomain"]["Value"] == {
         "Fn::Sub": "https://${UserPoolDomain}.auth.${AWS::Region}.amazoncognito.com"
     }
-
-
-# ------------------------------------------------------------------------------------------- the paths function
-
-
-def run_paths_function(template: Template, uris: list[str]) -> list[Any]:
-    """The distribution's viewer-request function, run in node on a request for each uri."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.fail("node is not installed (`make node` needs it too)")
-    code = props(template, "PagePathsFunction")["FunctionCode"]
-    calls = "JSON.stringify(" + json.dumps(uris) + ".map((uri) => handler({request: {uri}})))"
-    script = code + "\nconsole.log(" + calls + ");"
-    done = subprocess.run([node, "-e", script], capture_output=True, text=True, check=True, timeout=30)  # noqa: S603
-    return json.loads(done.stdout)
-
-
-def test_the_root_redirects_to_the_page_and_folders_serve_their_index(template: Template) -> None:
-    redirect = {
-        "statusCode": 302,
-        "statusDescription": "Found",
-        "headers": {"location": {"value": "/skills/"}},
-    }
-    results = run_paths_function(
-        template, ["/", "/skills", "/skills/", "/skills/app.js", "/skills/sections/"]
-    )
-    assert results == [
-        redirect,
-        redirect,
-        {"uri": "/skills/index.html"},
-        {"uri": "/skills/app.js"},
-        {"uri": "/skills/sections/index.html"},
-    ]
-    config = props(template, "PagePathsFunction")["FunctionConfig"]
-    assert config["Runtime"] == "cloudfront-js-2.0"

@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 from playwright.sync_api import Locator, Page, expect
 
 from skillcore.clock import to_api_time
-from tests.stack.browser.conftest import PageApi, screenshot
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import PageApi, screenshot
+from tests.local_stack import StackClient
 
 DEFAULT_TITLE = "每日记忆整理"
 SHANGHAI = ZoneInfo("Asia/Shanghai")

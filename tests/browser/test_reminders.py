@@ -17,8 +17,8 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from skillcore import faults
 from skillcore.clock import to_api_time
-from tests.stack.browser.conftest import new_user, screenshot, sign_in
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import new_user, screenshot, sign_in
+from tests.local_stack import StackClient
 
 SKILL = "goal-check-in-reminder"
 PERMISSION = "proactive_message:write"

@@ -8,7 +8,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
-from tests.stack.conftest import StackClient
+from tests.local_stack import StackClient
 
 NAV = {
     "zh": ["技能", "执行权限", "目标复盘提醒", "自动化任务", "我的能力", "托管工作流", "记忆", "Agent 与聊天", "活动"],

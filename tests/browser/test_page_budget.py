@@ -8,8 +8,8 @@ from __future__ import annotations
 from playwright.sync_api import Browser
 
 from scripts.page_load import measure_first_load
-from tests.stack.browser.conftest import new_user
-from tests.stack.conftest import StackClient
+from tests.browser.conftest import new_user
+from tests.local_stack import StackClient
 
 BUDGET_BYTES = 150 * 1024
 BUDGET_API_REQUESTS = 6

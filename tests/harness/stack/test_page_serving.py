@@ -15,7 +15,7 @@ import pytest
 from skillcore_local.jwt_local import verify
 from skillcore_local.page import NODE_MODULES, WEB_ROOT, content_security_policy, vendor_files
 from skillcore_local.template import load_template
-from tests.stack.conftest import JWT_SECRET, StackClient
+from tests.local_stack import JWT_SECRET, StackClient
 
 pytestmark = pytest.mark.usefixtures("stack")
 
