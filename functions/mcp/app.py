@@ -18,7 +18,7 @@ from mcp_face import build_server, serve
 
 from skillcore import VERSION
 from skillcore.api import http, tools_capabilities, tools_core, tools_hosted
-from skillcore.api.errors import envelope
+from skillcore.api.errors import answer
 from skillcore.api.routes_capabilities import CapabilityRouteDeps
 from skillcore.api.routes_hosted import HostedRouteDeps
 from skillcore.api.routes_skills import SkillDeps
@@ -69,6 +69,6 @@ def lambda_handler(event: dict, context: LambdaContext) -> dict:
     try:
         http.user_id(event)  # the authorizer already refused a bad token; without a `sub` nothing is served
     except Unauthenticated as error:
-        return envelope(401, error.code, error.message)
+        return answer(error)
     budget.begin(context)
     return serve(server, event, context)

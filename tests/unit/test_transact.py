@@ -19,7 +19,6 @@ import pytest
 from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 
-from skillcore.api.errors import status_of
 from skillcore.db.dynamo import BATCH_PUT_ATTEMPTS, Db, batch_put
 from skillcore.db.errors import (
     ConditionFailed,
@@ -155,7 +154,7 @@ def test_conflicts_are_retried_a_bounded_number_of_times_then_answer_409_concurr
     assert rng.bounds == [(0, 0.05), (0, 0.1), (0, 0.15)]
     assert len(sleeps.delays) == 3
     assert caught.value.code == "concurrent_update"
-    assert status_of(caught.value) == 409
+    assert caught.value.status == 409
 
 
 def test_real_jitter_stays_inside_the_window(db: Db, stub: Stubber) -> None:

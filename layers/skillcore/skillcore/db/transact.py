@@ -86,10 +86,7 @@ def transact(
                 raise  # a malformed transaction (ValidationError, ...): a bug, not a race
             if attempt >= backoff.attempts:
                 if "TransactionConflict" in codes:
-                    raise ConcurrentUpdate(
-                        "another request changed the same data at the same time; try again",
-                        code="concurrent_update",
-                    ) from canceled
+                    raise ConcurrentUpdate() from canceled
                 raise  # still throttled: the cancellation itself, a StoreError like any other
             sleep(backoff.delay(attempt, rng))
 
@@ -117,7 +114,5 @@ def write(
             if unavailable.code != "TransactionConflictException":
                 raise
             if attempt >= backoff.attempts:
-                raise ConcurrentUpdate(
-                    "another request changed the same data at the same time; try again", code="concurrent_update"
-                ) from unavailable
+                raise ConcurrentUpdate() from unavailable
             sleep(backoff.delay(attempt, rng))

@@ -87,8 +87,17 @@ from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
-from skillcore.errors import Conflict, DomainError, RuleViolation, UpstreamError, UpstreamTimeout
+from skillcore.errors import (
+    DomainError,
+    FieldError,
+    PermissionRequired,
+    SkillDisabled,
+    UpstreamError,
+    UpstreamTimeout,
+    ValidationFailed,
+)
 from skillcore.hosted import call_store, endpoint_store, service
+from skillcore.hosted.errors import ApprovalRequired, EndpointDisabled, ToolDrifted, UrlNotAllowed
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
 from skillcore.policy import audit_store, grant_store
@@ -131,37 +140,34 @@ class CallResult(Struct, frozen=True, kw_only=True):
 # ---------------------------------------------------------------- refusals
 
 
-def endpoint_disabled() -> Conflict:
-    return Conflict("the endpoint is disabled", code="endpoint_disabled")
+def endpoint_disabled() -> EndpointDisabled:
+    return EndpointDisabled()
 
 
-def tool_drifted(name: str, reason: str) -> Conflict:
-    return Conflict("this tool cannot be called now", code="tool_drifted",
-                    details={"toolName": name, "reason": reason})
+def tool_drifted(name: str, reason: str) -> ToolDrifted:
+    return ToolDrifted({"toolName": name, "reason": reason})
 
 
-def approval_required(approval_id: str) -> Conflict:
-    return Conflict("this call needs your approval first", code="approval_required",
-                    details={"approvalId": approval_id})
+def approval_required(approval_id: str) -> ApprovalRequired:
+    return ApprovalRequired({"approvalId": approval_id})
 
 
-def validation_failed(errors: list[dict[str, str]]) -> RuleViolation:
-    return RuleViolation("the arguments do not match the tool's input schema", code="validation_error",
-                         details={"errors": errors})
+def validation_failed(errors: list[FieldError]) -> ValidationFailed:
+    return ValidationFailed("the arguments do not match the tool's input schema", errors)
 
 
 def call_in_progress() -> UpstreamTimeout:
     return UpstreamTimeout("an identical call is still waiting for the endpoint")
 
 
-def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, str]]:
+def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[FieldError]:
     """Each violation as its JSON path and keyword: the validator's messages quote values, so they are dropped."""
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
     validator = Draft202012Validator(schema, registry=Registry())
     found = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, str(e.validator)))
-    return [{"path": e.json_path, "keyword": str(e.validator)} for e in found[:MAX_VALIDATION_ERRORS]]
+    return [FieldError(path=e.json_path, keyword=str(e.validator)) for e in found[:MAX_VALIDATION_ERRORS]]
 
 
 # ---------------------------------------------------------------- the answer
@@ -186,14 +192,20 @@ def answer_of(raw: dict[str, Any], call_id: str, duration_ms: int) -> CallResult
                       duration_ms=duration_ms)
 
 
+# What a forwarded call's failure can be (service.domain_error): stored with the call, replayed as stored.
+FORWARD_ERRORS: tuple[type[DomainError], ...] = (UrlNotAllowed, UpstreamError, UpstreamTimeout)
+
+
 def _envelope(error: DomainError) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": error.message, "details": error.details}}
+    return {"error": {"code": error.code, "message": error.message, "details": dict(error.details)}}
 
 
 def _stored_error(http_status: int, body: dict[str, Any]) -> DomainError:
+    """The error a completed call stored, raised again: its class is the forwarded failure with that status
+    and code (a record written before the classes has the same pairs)."""
     error = body["error"]
-    kind = {504: UpstreamTimeout, 502: UpstreamError}.get(http_status, RuleViolation)
-    return kind(error["message"], code=error["code"], details=error.get("details") or {})
+    kind = next((c for c in FORWARD_ERRORS if (c.status, c.code) == (http_status, error["code"])), UpstreamError)
+    return kind.restored(error["message"], error.get("details") or {})
 
 
 def replay(record: call_store.CallRecord) -> CallResult:
@@ -327,7 +339,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     # 1. the grant (and the skill's switch)
     bindings = found[db.tables.users]
     if skill.skill_id in disabled_skills(bindings[0] if bindings else None):
-        raise audit.refused(RuleViolation("this skill is disabled", code="skill_disabled"))
+        raise audit.refused(SkillDisabled())
     grants = tuple(grant_store.grant_from_item(i) for i in found[db.tables.grants])
     endpoint = endpoint_store.endpoint_from_item(endpoint_item) if endpoint_item else None
     tool = endpoint.snapshot.tool(tool_name) if endpoint is not None else None
@@ -338,7 +350,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
                           operation=OperationApproval(requires_approval=False, approved=False))
     decision = decide(request)
     if not decision.allowed:
-        raise audit.refused(RuleViolation(decision.message, code="permission_required", details=(
+        raise audit.refused(PermissionRequired(decision.message, (
             permission_required_details(skill.skill_id, decision.missing, skill.permissions))))
     audit = _Audit(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name,
                    digest=operation.arguments_digest, now=now, scope=decision.scope)
@@ -401,7 +413,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     except EgressError as error:
         duration_ms = int((time.monotonic() - started) * 1000)
         failure = service.domain_error(error)
-        http_status = {UpstreamTimeout: 504, UpstreamError: 502}.get(type(failure), 422)
+        http_status = failure.status
         body = _envelope(failure)
     if not claim.won.result():  # nothing of the call was sent: it is another's, or its approval is not usable
         lost = claim.lost

@@ -38,7 +38,8 @@ from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.dynamo import Db, batch_get, from_item, key, query_page, to_item, to_value
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
-from skillcore.errors import AlreadyExists, ConcurrentUpdate, NotFound, QuotaExceeded, VersionConflict
+from skillcore.errors import ConcurrentUpdate, NotFound, QuotaExceeded, VersionConflict
+from skillcore.hosted.errors import EndpointNameTaken
 from skillcore.hosted.models import (
     MAX_ENDPOINTS_PER_USER,
     HostedEndpoint,
@@ -67,8 +68,8 @@ def endpoint_not_found() -> NotFound:
     return NotFound("hosted endpoint not found")
 
 
-def name_taken() -> AlreadyExists:
-    return AlreadyExists("an endpoint with this name already exists", code="endpoint_name_taken")
+def name_taken() -> EndpointNameTaken:
+    return EndpointNameTaken()
 
 
 def quota_exceeded() -> QuotaExceeded:
@@ -77,7 +78,7 @@ def quota_exceeded() -> QuotaExceeded:
 
 
 def version_conflict(current: int) -> VersionConflict:
-    return VersionConflict("the endpoint changed since that version", details={"currentVersion": current})
+    return VersionConflict("the endpoint changed since that version", {"currentVersion": current})
 
 
 def _tools_json(snapshot: Snapshot) -> str:
