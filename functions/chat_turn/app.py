@@ -31,9 +31,9 @@ from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 
 settings = Settings.from_env()
-db = make_db(settings)
+budget = InvocationBudget()  # a store attempt, a hosted tool's call: each ends before the turn's invocation does
+db = make_db(settings, time_left=budget.seconds_left)
 model = make_model(settings, tool_planner=plan_offline)  # offline: a hosted tool only when `/hosted` names it
-budget = InvocationBudget()  # a hosted tool's call ends before the turn's invocation does
 
 
 @cache

@@ -41,6 +41,12 @@ class DomainError(Exception):
         """True for a class with a code of its own (an error a caller can receive), false for a kind."""
         return "code" in cls.__dict__
 
+    @classmethod
+    def answered_as(cls) -> type[DomainError]:
+        """The class a contract documents this one as: itself, or the nearest with a code of its own (a
+        subclass that only refines the message, such as tools/service.py ToolFailed for Internal)."""
+        return next(c for c in cls.__mro__ if issubclass(c, DomainError) and c.concrete())
+
 
 def registry() -> tuple[type[DomainError], ...]:
     """Every concrete error class of the modules imported so far, in definition order of their kinds."""

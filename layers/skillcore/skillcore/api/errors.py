@@ -115,4 +115,4 @@ def answer(error: DomainError, headers: dict[str, str] | None = None) -> Respons
 
 def documents(errors: tuple[Documented, ...], error: DomainError) -> bool:
     """Whether a contract that lists `errors` describes the answer to `error` (its class is listed)."""
-    return type(error) in errors
+    return type(error).answered_as() in errors

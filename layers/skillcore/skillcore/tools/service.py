@@ -21,7 +21,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.transact import transact
 from skillcore.errors import (
     AgentNotFound,
-    DomainError,
+    Internal,
     PermissionRequired,
     SkillDisabled,
     ValidationFailed,
@@ -40,10 +40,9 @@ class ToolCallDeps(Struct, frozen=True):
     clock: Clock
 
 
-class ToolFailed(DomainError):
-    """The tool ran and failed (timeout, handler error, invalid output): nothing is invented around it."""
-
-    code = "internal"
+class ToolFailed(Internal):
+    """The tool ran and failed (timeout, handler error, invalid output): nothing is invented around it. Answered
+    as `internal` (500), with the tool's message."""
 
 
 def call_tool_skill(
