@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -31,9 +32,9 @@ def settings(endpoint: str, **env: str) -> Settings:
     return Settings.from_env({"SKILLS_DYNAMODB_ENDPOINT": endpoint, "AWS_ACCESS_KEY_ID": "x", **env})
 
 
-def counted(client: object) -> list[int]:
+def counted(client: Any) -> list[int]:
     attempts: list[int] = []
-    client.meta.events.register("before-send.dynamodb", lambda **_: attempts.append(1), unique_id="count")  # type: ignore[attr-defined]
+    client.meta.events.register("before-send.dynamodb", lambda **_: attempts.append(1), unique_id="count")
     return attempts
 
 
