@@ -57,7 +57,7 @@ from skillcore.conversations.models import (
 )
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op, transact
-from skillcore.errors import DomainError
+from skillcore.errors import DomainError, UnknownTool
 from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.hosted import chat_call_store as chat_calls
 from skillcore.hosted import endpoint_store
@@ -432,7 +432,7 @@ class HostedChatBranch:
         endpoint = endpoint_store.get_endpoint(self._db, ctx.user_id, chosen.endpoint_id)
         tool = endpoint.snapshot.tool(chosen.tool_name) if endpoint else None
         if endpoint is None or tool is None:
-            return self._fixed(ctx, _NO_MODEL, failed_text(label, "unknown_tool", language), RunOutcome.FAILED,
+            return self._fixed(ctx, _NO_MODEL, failed_text(label, UnknownTool.code, language), RunOutcome.FAILED,
                                writes=done)
         return self._call(ctx, _NO_MODEL, OfferedTool(endpoint=endpoint, tool=tool), chosen.arguments, language,
                           chosen.client_call_id, approval_id=chosen.approval_id, writes=done)
