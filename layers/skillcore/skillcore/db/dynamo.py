@@ -23,7 +23,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from msgspec import Struct
 from msgspec.structs import force_setattr
 
-from skillcore.db.errors import StoreError, translate
+from skillcore.db.errors import StoreError, StoreUnavailable, translate
 from skillcore.errors import invalid_cursor
 from skillcore.settings import Settings, TableNames
 
@@ -220,7 +220,8 @@ BATCH_PUT_ATTEMPTS = 5
 def batch_put(db: Db, puts: dict[str, list[dict[str, Any]]], *, sleep: Any = time.sleep) -> None:
     """Unconditional Puts of items (attribute-value format) over several tables in one BatchWriteItem, the
     unprocessed ones sent again after a short pause. Not atomic: for items whose only rule is to be written
-    (each is whole, and written by one caller). Raises StoreError if some stay unprocessed."""
+    (each is whole, and written by one caller). Raises StoreUnavailable if some stay unprocessed (DynamoDB
+    leaves items unprocessed when it throttles)."""
     request: dict[str, Any] = {t: [{"PutRequest": {"Item": i}} for i in items] for t, items in puts.items() if items}
     for attempt in range(BATCH_PUT_ATTEMPTS):
         if not request:
@@ -229,7 +230,7 @@ def batch_put(db: Db, puts: dict[str, list[dict[str, Any]]], *, sleep: Any = tim
             sleep(0.01 * 2**attempt)
         request = db.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
     if request:
-        raise StoreError("some items stayed unprocessed", code="UnprocessedItems", operation="BatchWriteItem")
+        raise StoreUnavailable("some items stayed unprocessed", code="UnprocessedItems", operation="BatchWriteItem")
 
 
 def encode_cursor(last_key: dict[str, Any] | None) -> str | None:

@@ -27,6 +27,7 @@ from skillcore.db.errors import (
     StoreUnavailable,
     TransactionCanceled,
     TransactionFailed,
+    TransactionThrottled,
 )
 from skillcore.errors import ConcurrentUpdate
 
@@ -87,7 +88,8 @@ def transact(
             if attempt >= backoff.attempts:
                 if "TransactionConflict" in codes:
                     raise ConcurrentUpdate() from canceled
-                raise  # still throttled: the cancellation itself, a StoreError like any other
+                # still throttled: the cancellation, and transient (503 `store_unavailable` to a request)
+                raise TransactionThrottled(str(canceled), reasons=canceled.reasons) from canceled
             sleep(backoff.delay(attempt, rng))
 
 
