@@ -67,5 +67,5 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    budget.begin(context)
-    return routes.resolve(event, context)
+    with budget.invocation(context):
+        return routes.resolve(event, context)

@@ -66,9 +66,9 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    budget.begin(context)
     try:
         http.user_id(event)  # the authorizer already refused a bad token; without a `sub` nothing is served
     except Unauthenticated as error:
         return answer(error)
-    return serve(server, event, context)
+    with budget.invocation(context):
+        return serve(server, event, context)

@@ -9,31 +9,43 @@ left (hosted/service.py `egress_now`). The store's client does the same with eac
 `store_unavailable` itself.
 
     budget = InvocationBudget()          # at module level, once per cold start
-    budget.begin(context)                # first thing in lambda_handler
-    budget.seconds_left()                # None outside an invocation (scripts, tests without a context)
+    with budget.invocation(context):     # around the whole of lambda_handler
+        budget.seconds_left()            # None outside an invocation (scripts, tests without a context)
+
+The budget is a context variable: the local stack runs several invocations at once on their own threads, and
+a thread an invocation hands work to gets its budget only by running in a copy of its context
+(`contextvars.copy_context().run`, as hosted/calls.py's claim does).
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 
 class InvocationBudget:
-    """One per function instance: Lambda runs one invocation at a time in it. The local stack runs several at
-    once on their own threads, so the invocation begun on the asking thread wins; a thread that began none (a
-    helper thread of the invocation) gets the one begun last, which in Lambda is the only one."""
+    """One per function instance (Lambda runs one invocation at a time in it; the local stack several)."""
 
     def __init__(self) -> None:
-        self._local = threading.local()
-        self._last: Callable[[], int] | None = None
+        self._remaining_ms: ContextVar[Callable[[], int] | None] = ContextVar(
+            f"invocation_budget_{id(self)}", default=None)
 
     def begin(self, context: Any) -> None:
-        remaining = getattr(context, "get_remaining_time_in_millis", None)
-        self._local.remaining_ms = remaining
-        self._last = remaining
+        """The invocation of `context` is the current one (until another begins; see `invocation`)."""
+        self._remaining_ms.set(getattr(context, "get_remaining_time_in_millis", None))
+
+    @contextmanager
+    def invocation(self, context: Any) -> Iterator[None]:
+        """The invocation of `context` is the current one inside the block only: after it, nothing run in this
+        context (a test's use of a function's clients, a script) is bound by an invocation that has ended."""
+        token = self._remaining_ms.set(getattr(context, "get_remaining_time_in_millis", None))
+        try:
+            yield
+        finally:
+            self._remaining_ms.reset(token)
 
     def seconds_left(self) -> float | None:
-        remaining = getattr(self._local, "remaining_ms", self._last)
+        remaining = self._remaining_ms.get()
         return remaining() / 1000 if remaining is not None else None

@@ -68,6 +68,7 @@ its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so noth
 
 from __future__ import annotations
 
+import contextvars
 import json
 import time
 from collections.abc import Callable
@@ -284,7 +285,8 @@ class _Claim:
 
     def __init__(self, db: Db, ops: list[Op]) -> None:
         self.lost: Exception | None = None
-        self.won: Future[bool] = _BESIDE.submit(self._commit, db, ops)
+        # In a copy of this context: the commit's store attempts keep the invocation's deadline (invocation.py).
+        self.won: Future[bool] = _BESIDE.submit(contextvars.copy_context().run, self._commit, db, ops)
 
     def _commit(self, db: Db, ops: list[Op]) -> bool:
         try:
