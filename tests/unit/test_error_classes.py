@@ -51,6 +51,8 @@ def test_every_class_has_a_code_of_its_own_a_status_and_a_kind() -> None:
     # the kinds have no code: a caller never receives "a Conflict", always one of its classes
     assert not Conflict.concrete() and not RuleViolation.concrete() and not DomainError.concrete()
     assert NotFound.concrete()  # and the plain one, for a resource without a class of its own
+    with pytest.raises(TypeError):
+        Conflict("which one?")
 
 
 def test_every_code_is_unique_but_the_one_api_md_gives_two_statuses() -> None:

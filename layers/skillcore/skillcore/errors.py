@@ -24,6 +24,8 @@ class DomainError(Exception):
     details: Mapping[str, object]
 
     def __init__(self, message: str | None = None, details: Mapping[str, object] | None = None) -> None:
+        if not any(issubclass(c, DomainError) and c.concrete() for c in type(self).__mro__):
+            raise TypeError(f"{type(self).__name__} is a kind, not an error: raise one of its classes")
         message = message or self.default_message or type(self).__name__
         super().__init__(message)
         self.message = message
