@@ -46,6 +46,11 @@ ERROR_DESCRIPTIONS = {
     413: "Body over 64 KiB.",
     422: "Schema or rule violation (`validation_error` lists field paths in `details.errors`).",
     500: "Unexpected; the message leaks nothing.",
+    503: "The store stayed unavailable through its retries; retry after `Retry-After` seconds with the same ids.",
+}
+# Headers of an error response besides Content-Type, by status (the router sets them, api/errors.py).
+ERROR_HEADERS = {
+    503: {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}},
 }
 
 ERROR_ENVELOPE = {
@@ -133,6 +138,7 @@ def _query_parameters(model: type[BaseModel], components: Components) -> list[di
 
 
 def _error_responses(route: Route) -> dict[str, Any]:
+    """The route's documented error classes grouped by their status, each status with its classes' codes."""
     by_status: dict[int, list[str]] = {}
     for error in route.documented_errors():
         by_status.setdefault(error.status, []).append(error.code)
@@ -145,6 +151,8 @@ def _error_responses(route: Route) -> dict[str, Any]:
                 {"properties": {"error": {"properties": {"code": {"enum": codes}}}}},
             ]}}},
         }
+        if status in ERROR_HEADERS:
+            responses[str(status)]["headers"] = ERROR_HEADERS[status]
     return responses
 
 

@@ -32,9 +32,9 @@ from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 
 settings = Settings.from_env()
-db = make_db(settings)
+budget = InvocationBudget()  # a store attempt, a hosted tool's call: each ends before the turn's invocation does
+db = make_db(settings, time_left=budget.seconds_left)
 model = make_model(settings, tool_planner=plan_offline)  # offline: a hosted tool only when `/hosted` names it
-budget = InvocationBudget()  # a hosted tool's call ends before the turn's invocation does
 
 
 @cache
@@ -68,5 +68,5 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    budget.begin(context)
-    return routes.resolve(event, context)
+    with budget.invocation(context):
+        return routes.resolve(event, context)

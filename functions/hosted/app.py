@@ -27,10 +27,10 @@ from skillcore.settings import Settings
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 
 settings = Settings.from_env()
-db = make_db(settings)
+budget = InvocationBudget()
+db = make_db(settings, time_left=budget.seconds_left)
 egress = EgressSettings.from_env()
 keys = secrets.keys_from_env(os.environ, local=settings.local, region=settings.region)
-budget = InvocationBudget()
 hosted = HostedDeps(db=db, keys=keys, egress=egress, skill=HOSTED_WORKFLOWS, time_left=budget.seconds_left)
 routes = new_app()
 routes_approvals.register(routes, routes_approvals.ApprovalDeps(
@@ -46,5 +46,5 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    budget.begin(context)
-    return routes.resolve(event, context)
+    with budget.invocation(context):
+        return routes.resolve(event, context)

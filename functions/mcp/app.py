@@ -18,7 +18,7 @@ from mcp_face import build_server, serve
 
 from skillcore import VERSION
 from skillcore.api import http, tools_capabilities, tools_core, tools_hosted
-from skillcore.api.errors import envelope
+from skillcore.api.errors import answer
 from skillcore.api.routes_capabilities import CapabilityRouteDeps
 from skillcore.api.routes_hosted import HostedRouteDeps
 from skillcore.api.routes_skills import SkillDeps
@@ -41,7 +41,8 @@ from skillcore.skills.builtin import SKILLS
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 
 settings = Settings.from_env()
-db = make_db(settings)
+budget = InvocationBudget()
+db = make_db(settings, time_left=budget.seconds_left)
 toolbox = Toolbox()
 tools_core.register(toolbox, SkillDeps(db=db, skills=SKILLS, clock=system_clock))
 # The catalog and the creation flow, built as RpcFunction builds them for its routes (functions/rpc/app.py): the
@@ -53,7 +54,6 @@ tools_capabilities.register(toolbox, CapabilityRouteDeps(
     capabilities=capability_deps, catalog=CatalogDeps(db=db, skills=SKILLS), clock=system_clock,
     drafts=DraftDeps(capabilities=capability_deps, model=draft_model,
                      max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))))
-budget = InvocationBudget()
 # call_hosted_tool: the hosted endpoint calls, built as HostedFunction builds them (functions/hosted/app.py).
 tools_hosted.register(toolbox, HostedRouteDeps(hosted=HostedDeps(
     db=db, keys=secrets.keys_from_env(os.environ, local=settings.local, region=settings.region),
@@ -69,6 +69,6 @@ def lambda_handler(event: dict, context: LambdaContext) -> dict:
     try:
         http.user_id(event)  # the authorizer already refused a bad token; without a `sub` nothing is served
     except Unauthenticated as error:
-        return envelope(401, error.code, error.message)
-    budget.begin(context)
-    return serve(server, event, context)
+        return answer(error)
+    with budget.invocation(context):
+        return serve(server, event, context)

@@ -26,13 +26,15 @@ from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import system_clock
 from skillcore.conversations.profile import ProfileDeps
 from skillcore.db.dynamo import make_db
+from skillcore.invocation import InvocationBudget
 from skillcore.model.factory import make_model
 from skillcore.observability import logger, metrics
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 
 settings = Settings.from_env()
-db = make_db(settings)
+budget = InvocationBudget()  # a store attempt ends before the invocation does (db/dynamo.py StoreTimeouts)
+db = make_db(settings, time_left=budget.seconds_left)
 routes = new_app()
 # The first PUT /rpc/me also creates the user's default daily memory job.
 profile_deps = ProfileDeps(db=db, created_with=default_job_op(db, SKILLS))
@@ -70,4 +72,5 @@ init_phase.end()
 @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, log_event=False, clear_state=True)
 @metrics.log_metrics
 def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return routes.resolve(event, context)
+    with budget.invocation(context):
+        return routes.resolve(event, context)

@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from skillcore.api import errors as documented
 from skillcore.api.app import Caller, Routes
 from skillcore.api.requests import Paging
-from skillcore.errors import Conflict
+from skillcore.background.errors import JobNotCancellable
 from skillcore.shapes import Strict
 
 
@@ -295,12 +295,13 @@ def test_domain_errors_are_the_envelope() -> None:
     routes = Routes()
 
     def conflicting(caller: Caller) -> Echo:
-        raise Conflict("busy", code="job_not_cancellable", details={"status": "running"})
+        raise JobNotCancellable("running")
 
-    routes.route("POST", "/rpc/x", response=Echo, errors=(documented.JOB_NOT_CANCELLABLE,))(conflicting)
+    routes.route("POST", "/rpc/x", response=Echo, errors=(documented.JobNotCancellable,))(conflicting)
     status, body = call(routes, "POST", "/rpc/x")
     assert status == 409
-    assert body["error"] == {"code": "job_not_cancellable", "message": "busy", "details": {"status": "running"}}
+    assert body["error"] == {"code": "job_not_cancellable", "message": "a running job cannot be cancelled",
+                             "details": {"status": "running"}}
 
 
 def test_unexpected_errors_are_500_without_internals() -> None:
@@ -327,14 +328,15 @@ def test_documented_errors_follow_what_the_route_takes() -> None:
         raise AssertionError("not called")
 
     routes.route("POST", "/rpc/a/<aId>", body=Item, response=Echo, admin=True,
-                 errors=(documented.AGENT_NOT_FOUND,))(a)
-    routes.route("GET", "/rpc/health", response=Echo, auth=False)(health)
+                 errors=(documented.AgentNotFound,))(a)
+    routes.route("GET", "/rpc/health", response=Echo, auth=False, store=False)(health)
     routes.route("GET", "/rpc/b", query=Paging, response=Echo)(b)
     by_path = {route.path: route.documented_errors() for route in routes.operations}
     a, health, b = by_path["/rpc/a/{aId}"], by_path["/rpc/health"], by_path["/rpc/b"]
     assert [(e.status, e.code) for e in a] == [
         (400, "bad_request"), (401, "unauthenticated"), (403, "forbidden"), (404, "not_found"),
         (413, "payload_too_large"), (422, "validation_error"), (404, "agent_not_found"), (500, "internal"),
+        (503, "store_unavailable"),
     ]
     assert [e.status for e in health] == [500]
-    assert [e.status for e in b] == [401, 422, 500]
+    assert [e.status for e in b] == [401, 422, 500, 503]

@@ -13,7 +13,7 @@ from skillcore.api import errors as e
 from skillcore.api.app import Caller
 from skillcore.api.toolbox import Toolbox
 from skillcore.api.views import Body
-from skillcore.errors import Conflict, NotFound, RuleViolation
+from skillcore.errors import AgentNotFound, ConcurrentUpdate, PermissionRequired
 from skillcore.shapes import Id, Strict
 
 CALLER = Caller("user-1", admin=False)
@@ -81,16 +81,17 @@ def test_arguments_are_validated_like_a_route_body(arguments: dict[str, Any] | N
 
 
 @pytest.mark.parametrize(("raised", "code"), [
-    (NotFound("agent not found", code="agent_not_found"), "agent_not_found"),
-    (RuleViolation("needs a grant", code="permission_required", details={"skillId": "s"}), "permission_required"),
-    (Conflict("busy", code="concurrent_update"), "concurrent_update"),
+    (AgentNotFound(), "agent_not_found"),
+    (PermissionRequired("needs a grant", {"skillId": "s", "permissionCode": None, "missingPermissions": []}),
+     "permission_required"),
+    (ConcurrentUpdate("busy"), "concurrent_update"),
 ])
 def test_domain_errors_are_the_http_envelope(raised: Exception, code: str) -> None:
     def failing(caller: Caller, arguments: EchoArguments) -> Echo:
         """Fails."""
         raise raised
 
-    answer = box_with(failing, errors=(e.AGENT_NOT_FOUND,)).call(CALLER, "echo", {"agentId": "a1"})
+    answer = box_with(failing, errors=(e.AgentNotFound,)).call(CALLER, "echo", {"agentId": "a1"})
     assert answer.is_error is True
     assert answer.body["error"]["code"] == code
     assert set(answer.body["error"]) == {"code", "message", "details"}
@@ -124,6 +125,6 @@ def test_the_real_tools_are_registered_with_their_documented_errors() -> None:
     tools_core.register(box, SkillDeps(db=None, skills=SKILLS, clock=lambda: None))  # type: ignore[arg-type]
     by_name = {t.name: t for t in box.tools}
     assert set(by_name) == {"memory_recall", "schedule_goal_check_in"}
-    assert e.PERMISSION_REQUIRED in by_name["memory_recall"].errors
-    assert e.RUN_AT_OUT_OF_RANGE in by_name["schedule_goal_check_in"].errors
+    assert e.PermissionRequired in by_name["memory_recall"].errors
+    assert e.RunAtOutOfRange in by_name["schedule_goal_check_in"].errors
     assert by_name["schedule_goal_check_in"].input_schema()["required"] == ["agentId", "runAt"]

@@ -55,10 +55,10 @@ def test_the_five_tools_and_their_input_schemas(box: Toolbox) -> None:
 
 def test_the_tools_document_their_routes_errors(box: Toolbox) -> None:
     by_name = {t.name: t for t in box.tools}
-    assert {e.NOT_FOUND, e.CAPABILITY_NOT_ACTIVE_PROTOCOL, e.SKILL_DISABLED} <= set(by_name["get_capability_protocol"].errors)
-    assert e.UPSTREAM_ERROR in by_name["start_create"].errors
-    assert {e.DRAFT_REVISION_CONFLICT, e.SCHEMA_NOT_ALLOWED} <= set(by_name["generate_draft"].errors)
-    assert {e.DRAFT_REVISION_CONFLICT, e.DRAFT_HAS_GAPS, e.CAPABILITY_NAME_TAKEN, e.QUOTA_EXCEEDED, e.UNSAFE_TEXT} <= set(
+    assert {e.NotFound, e.ProtocolNotActive, e.SkillDisabled} <= set(by_name["get_capability_protocol"].errors)
+    assert e.UpstreamError in by_name["start_create"].errors
+    assert {e.DraftRevisionConflict, e.SchemaNotAllowed} <= set(by_name["generate_draft"].errors)
+    assert {e.DraftRevisionConflict, e.DraftHasGaps, e.CapabilityNameTaken, e.QuotaExceeded, e.UnsafeText} <= set(
         by_name["confirm_draft"].errors)
 
 

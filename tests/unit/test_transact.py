@@ -19,7 +19,6 @@ import pytest
 from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
 
-from skillcore.api.errors import status_of
 from skillcore.db.dynamo import BATCH_PUT_ATTEMPTS, Db, batch_put
 from skillcore.db.errors import (
     ConditionFailed,
@@ -27,6 +26,7 @@ from skillcore.db.errors import (
     StoreUnavailable,
     TransactionCanceled,
     TransactionFailed,
+    TransactionThrottled,
 )
 from skillcore.db.transact import Backoff, Op, transact, write
 from skillcore.errors import ConcurrentUpdate
@@ -155,7 +155,7 @@ def test_conflicts_are_retried_a_bounded_number_of_times_then_answer_409_concurr
     assert rng.bounds == [(0, 0.05), (0, 0.1), (0, 0.15)]
     assert len(sleeps.delays) == 3
     assert caught.value.code == "concurrent_update"
-    assert status_of(caught.value) == 409
+    assert caught.value.status == 409
 
 
 def test_real_jitter_stays_inside_the_window(db: Db, stub: Stubber) -> None:
@@ -166,6 +166,18 @@ def test_real_jitter_stays_inside_the_window(db: Db, stub: Stubber) -> None:
         transact(db, OPS, sleep=sleeps, backoff=Backoff(attempts=3, base_s=0.02, cap_s=0.2))
     assert len(sleeps.delays) == 2
     assert 0 <= sleeps.delays[0] <= 0.02 and 0 <= sleeps.delays[1] <= 0.04
+
+
+def test_a_transaction_still_throttled_after_its_retries_is_unavailable(db: Db, stub: Stubber) -> None:
+    for _ in range(3):
+        cancelled(stub, [{"Code": "ThrottlingError"}, {"Code": "None"}, {"Code": "None"}])
+    sleeps = Sleeps()
+    with pytest.raises(TransactionThrottled) as caught:
+        transact(db, OPS, sleep=sleeps, backoff=Backoff(attempts=3, base_s=0.02, cap_s=0.2))
+    # both a cancellation (its reasons) and transient: a request answers it 503 store_unavailable
+    assert isinstance(caught.value, TransactionCanceled) and isinstance(caught.value, StoreUnavailable)
+    assert [r.code for r in caught.value.reasons] == ["ThrottlingError", "None", "None"]
+    assert len(sleeps.delays) == 2
 
 
 def test_a_condition_failure_is_never_retried_even_beside_a_conflict(db: Db, stub: Stubber) -> None:
@@ -293,6 +305,6 @@ def test_batch_put_raises_when_items_stay_unprocessed(db: Db, stub: Stubber) -> 
         stub.add_response("batch_write_item", {"UnprocessedItems": _puts(audit=["b"])},
                           {"RequestItems": _puts(audit=["b"])})
     pauses: list[float] = []
-    with pytest.raises(StoreError):
+    with pytest.raises(StoreUnavailable):
         batch_put(db, {"audit": [_item("b")]}, sleep=pauses.append)
     assert pauses == [0.02, 0.04, 0.08, 0.16]

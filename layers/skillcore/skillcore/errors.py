@@ -1,90 +1,273 @@
-"""Domain errors. The API layer maps each type to a status and code in one place (api/errors.py)."""
+"""Domain errors: one class per API error code, each with its HTTP status and the type of its `details`.
+
+A kind (NotFound, Conflict, RuleViolation, ...) fixes the status; a class that names a `code` is an error a
+caller can receive, and the API answers it as `{"error": {"code", "message", "details"}}` (api/errors.py)
+with `details` as its TypedDict says. Callers tell errors apart by class (`except ApprovalRequired as e:
+e.details["approvalId"]`), never by comparing code strings. Feature errors live with their feature
+(capabilities/errors.py, hosted/errors.py, approvals/errors.py, background/errors.py, chat/errors.py); the
+ones several features raise live here. `registry()` lists every class with a code.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import ClassVar, NotRequired, Self, TypedDict
 
 
 class DomainError(Exception):
-    """Base class: `code` is the API error code, `details` structured data safe to return."""
+    """Base class. `code` is the API error code (set by each concrete class), `status` the HTTP status (set by
+    each kind), `details` structured data safe to return (a TypedDict per class, {} where there is none)."""
 
-    code = "internal"
+    code: ClassVar[str]
+    status: ClassVar[int] = 500
+    default_message: ClassVar[str] = ""
+    details: Mapping[str, object]
 
-    def __init__(self, message: str, *, code: str | None = None, details: dict[str, Any] | None = None):
+    def __init__(self, message: str | None = None, details: Mapping[str, object] | None = None) -> None:
+        if not any(issubclass(c, DomainError) and c.concrete() for c in type(self).__mro__):
+            raise TypeError(f"{type(self).__name__} is a kind, not an error: raise one of its classes")
+        message = message or self.default_message or type(self).__name__
         super().__init__(message)
         self.message = message
-        if code:
-            self.code = code
-        self.details = details or {}
+        self.details = details if details is not None else {}
+
+    @classmethod
+    def restored(cls, message: str, details: Mapping[str, object]) -> Self:
+        """The error as an earlier answer stored it (a replayed call): its message and details as written."""
+        error = cls.__new__(cls)
+        DomainError.__init__(error, message, details)
+        return error
+
+    @classmethod
+    def concrete(cls) -> bool:
+        """True for a class with a code of its own (an error a caller can receive), false for a kind."""
+        return "code" in cls.__dict__
+
+    @classmethod
+    def answered_as(cls) -> type[DomainError]:
+        """The class a contract documents this one as: itself, or the nearest with a code of its own (a
+        subclass that only refines the message, such as tools/service.py ToolFailed for Internal)."""
+        return next(c for c in cls.__mro__ if issubclass(c, DomainError) and c.concrete())
+
+
+def registry() -> tuple[type[DomainError], ...]:
+    """Every concrete error class of the modules imported so far, in definition order of their kinds."""
+    found: list[type[DomainError]] = []
+    pending: list[type[DomainError]] = [DomainError]
+    while pending:
+        cls = pending.pop(0)
+        if cls.concrete():
+            found.append(cls)
+        pending.extend(cls.__subclasses__())
+    return tuple(dict.fromkeys(found))
+
+
+# -- shapes of details shared by several classes -----------------------------------------------------
+
+class FieldError(TypedDict):
+    """One field a request got wrong: `path` in the request, and a message (with the validator's `type` when
+    known), or the JSON Schema `keyword` it broke (a hosted tool's arguments: the validator's messages quote
+    values, so they are not returned)."""
+
+    path: str
+    message: NotRequired[str]
+    type: NotRequired[str]
+    keyword: NotRequired[str]
+
+
+class FieldErrors(TypedDict):
+    errors: list[FieldError]
+
+
+class NoDetails(TypedDict):
+    pass
+
+
+# -- the kinds, by status ------------------------------------------------------------------------
+
+class BadRequest(DomainError):
+    code = "bad_request"
+    status = 400
+
+
+class Unauthenticated(DomainError):
+    code = "unauthenticated"
+    status = 401
+
+
+class Forbidden(DomainError):
+    code = "forbidden"
+    status = 403
 
 
 class NotFound(DomainError):
+    """Missing, or someone else's (the message says what)."""
+
     code = "not_found"
+    status = 404
+
+
+class MethodNotAllowedDetails(TypedDict):
+    allowed: list[str]
+
+
+class MethodNotAllowed(DomainError):
+    """The path exists with other methods (the router answers it with `Allow`)."""
+
+    code = "method_not_allowed"
+    status = 405
+    details: MethodNotAllowedDetails
+
+    def __init__(self, message: str, *, details: MethodNotAllowedDetails) -> None:
+        super().__init__(message, details)
 
 
 class Conflict(DomainError):
-    code = "version_conflict"
+    """A kind: the state does not allow the request now (409)."""
+
+    status = 409
+
+
+class PayloadTooLarge(DomainError):
+    code = "payload_too_large"
+    status = 413
 
 
 class RuleViolation(DomainError):
-    """A request that is well formed but breaks a rule (422 with a specific code)."""
+    """A kind: a request that is well formed but breaks a rule (422 with a specific code)."""
 
-    code = "validation_error"
+    status = 422
 
 
-def invalid_cursor() -> RuleViolation:
-    """A list's `cursor` that this list never issued (422 `validation_error` on `cursor`)."""
-    return RuleViolation("cursor is not valid", details={"errors": [{"path": "cursor", "message": "invalid cursor"}]})
+class Internal(DomainError):
+    """Never raised by a service: the router's answer to an unexpected exception, whose message leaks nothing."""
+
+    code = "internal"
+    status = 500
+    default_message = "internal error"
+
+
+class UpstreamErrorDetails(TypedDict, total=False):
+    reason: str
 
 
 class UpstreamError(DomainError):
-    """A service skillcore depends on answered badly or not at all (the model behind the draft generator)."""
+    """A service skillcore depends on answered badly or not at all (the model behind the draft generator, a
+    hosted endpoint); `details.reason` is a stable machine reason where there is one."""
 
     code = "upstream_error"
+    status = 502
+    details: UpstreamErrorDetails
+
+    def __init__(self, message: str, details: UpstreamErrorDetails | None = None) -> None:
+        super().__init__(message, details)
+
+
+class StoreUnavailableDetails(TypedDict):
+    retryAfterSeconds: int
+
+
+# Seconds a client is told to wait before retrying a request the store could not serve (`Retry-After`).
+RETRY_AFTER_SECONDS = 2
+
+
+class StoreUnavailableError(DomainError):
+    """The store (DynamoDB) stayed unavailable through its retries, or the request's deadline left no room for
+    another attempt. Nothing the request wrote is lost or doubled: a retry with the same ids is idempotent."""
+
+    code = "store_unavailable"
+    status = 503
+    default_message = "the store is unavailable; retry shortly"
+    details: StoreUnavailableDetails
+
+    def __init__(self, message: str | None = None) -> None:
+        super().__init__(message, StoreUnavailableDetails(retryAfterSeconds=RETRY_AFTER_SECONDS))
 
 
 class UpstreamTimeout(DomainError):
     """A service skillcore calls (a hosted endpoint) did not answer within its deadline."""
 
     code = "upstream_timeout"
+    status = 504
 
 
-class BadRequest(DomainError):
-    code = "bad_request"
+# -- errors several features raise -------------------------------------------------------------------
+
+class AgentNotFoundDetails(TypedDict, total=False):
+    agentIds: list[str]  # of a group: the ones that are missing
 
 
-class Unauthenticated(DomainError):
-    code = "unauthenticated"
+class AgentNotFound(NotFound):
+    code = "agent_not_found"
+    default_message = "agent not found"
+    details: AgentNotFoundDetails
+
+    def __init__(self, message: str | None = None, details: AgentNotFoundDetails | None = None) -> None:
+        super().__init__(message, details)
 
 
-class Forbidden(DomainError):
-    code = "forbidden"
+class SkillNotFound(NotFound):
+    code = "skill_not_found"
+    default_message = "skill not found"
 
 
-class PayloadTooLarge(DomainError):
-    code = "payload_too_large"
-
-
-# Outcomes of conditional writes: db/transact.py raises TransactionFailed/ConditionFailed naming the
-# operation that lost its condition, and the store or service that composed the write raises one of these.
 class AlreadyExists(Conflict):
     code = "already_exists"
 
 
+class VersionConflictDetails(TypedDict, total=False):
+    currentVersion: int
+    pendingFingerprint: str | None
+
+
 class VersionConflict(Conflict):
     code = "version_conflict"
+    details: VersionConflictDetails
 
-
-class LeaseLost(Conflict):
-    """A job moved on under the worker holding it (another worker, a cancel, an expired lease)."""
-
-    code = "lease_lost"
+    def __init__(self, message: str, details: VersionConflictDetails | None = None) -> None:
+        super().__init__(message, details)
 
 
 class ConcurrentUpdate(Conflict):
     """A write kept meeting a concurrent transaction on the same items (TransactionConflict), retries spent."""
 
     code = "concurrent_update"
+    default_message = "another request changed the same data at the same time; try again"
+
+
+class LeaseLostDetails(TypedDict, total=False):
+    status: str  # the status the job had instead
+
+
+class LeaseLost(Conflict):
+    """A job moved on under the worker holding it (another worker, a cancel, an expired lease)."""
+
+    code = "lease_lost"
+    details: LeaseLostDetails
+
+    def __init__(self, message: str, details: LeaseLostDetails | None = None) -> None:
+        super().__init__(message, details)
+
+
+class ValidationFailed(RuleViolation):
+    """The request (or an argument) does not fit its schema: `details.errors` lists the fields."""
+
+    code = "validation_error"
+    default_message = "request is not valid"
+    details: FieldErrors | NoDetails
+
+    def __init__(self, message: str | None = None, errors: list[FieldError] | None = None) -> None:
+        super().__init__(message, FieldErrors(errors=errors) if errors is not None else NoDetails())
+
+
+def invalid_cursor() -> ValidationFailed:
+    """A list's `cursor` that this list never issued (422 `validation_error` on `cursor`)."""
+    return ValidationFailed("cursor is not valid", [FieldError(path="cursor", message="invalid cursor")])
+
+
+class QuotaExceededDetails(TypedDict):
+    quota: str
+    limit: int
 
 
 class IdempotencyKeyReused(Conflict):
@@ -98,6 +281,65 @@ class QuotaExceeded(RuleViolation):
     """A per-user quota's counter would pass its limit; details say which quota and its limit."""
 
     code = "quota_exceeded"
+    details: QuotaExceededDetails
 
     def __init__(self, message: str, *, quota: str, limit: int):
-        super().__init__(message, details={"quota": quota, "limit": limit})
+        super().__init__(message, QuotaExceededDetails(quota=quota, limit=limit))
+
+
+class InvalidTimezone(RuleViolation):
+    code = "invalid_timezone"
+    details: FieldErrors
+
+    def __init__(self, timezone: str, *, path: str = "timezone") -> None:
+        super().__init__(f"unknown time zone {timezone!r}",
+                         FieldErrors(errors=[FieldError(path=path, message="not an IANA time zone")]))
+
+
+class UnknownToolDetails(TypedDict, total=False):
+    unknown: list[str]  # automation: the names config.tools gave that are not registered
+    registered: list[str]
+    toolName: str  # hosted: the tool the endpoint's snapshot does not have
+
+
+class UnknownTool(RuleViolation):
+    code = "unknown_tool"
+    details: UnknownToolDetails
+
+    def __init__(self, message: str, details: UnknownToolDetails) -> None:
+        super().__init__(message, details)
+
+
+class PermissionRequiredDetails(TypedDict):
+    """Which skill needs which permission, so a client can offer the very grant (`PATCH
+    /rpc/skills/permissions` takes the same two fields)."""
+
+    skillId: str
+    permissionCode: str | None
+    missingPermissions: list[str]
+
+
+class PermissionRequired(RuleViolation):
+    code = "permission_required"
+    default_message = "a permission is required"
+    details: PermissionRequiredDetails
+
+    def __init__(self, message: str | None, details: PermissionRequiredDetails) -> None:
+        super().__init__(message, details)
+
+
+class PermissionNotDeclaredDetails(TypedDict):
+    declared: list[str]
+
+
+class PermissionNotDeclared(RuleViolation):
+    code = "permission_not_declared"
+    details: PermissionNotDeclaredDetails
+
+    def __init__(self, message: str, details: PermissionNotDeclaredDetails) -> None:
+        super().__init__(message, details)
+
+
+class SkillDisabled(RuleViolation):
+    code = "skill_disabled"
+    default_message = "this skill is disabled"

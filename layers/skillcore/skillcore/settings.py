@@ -76,6 +76,11 @@ BOUNDS = {
     "model_wait_ms": (30_000, 0, 600_000),
     # Items of one shard a worker runs at once (skillcore/work/fanout.py): each keeps its own conditional claim.
     "worker_concurrency": (4, 1, 32),
+    # The DynamoDB client's timeouts per attempt and its attempts per call (db/dynamo.py StoreTimeouts, which
+    # also bounds them by the invocation's time left).
+    "store_connect_timeout_ms": (2_000, 100, 10_000),
+    "store_read_timeout_ms": (5_000, 100, 20_000),
+    "store_max_attempts": (5, 1, 10),  # in all: the first and the retries
 }
 
 
@@ -97,6 +102,9 @@ class Settings(Struct, frozen=True, kw_only=True):
     model_calls_per_minute: int = BOUNDS["model_calls_per_minute"][0]
     model_wait_ms: int = BOUNDS["model_wait_ms"][0]
     worker_concurrency: int = BOUNDS["worker_concurrency"][0]
+    store_connect_timeout_ms: int = BOUNDS["store_connect_timeout_ms"][0]
+    store_read_timeout_ms: int = BOUNDS["store_read_timeout_ms"][0]
+    store_max_attempts: int = BOUNDS["store_max_attempts"][0]
     # The SQS queue of shard work (the scan sends, WorkerFunction receives); "" where nothing dispatches.
     work_queue_url: str = ""
     local: bool = False

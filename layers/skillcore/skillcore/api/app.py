@@ -24,8 +24,16 @@ from pydantic import BaseModel
 
 from skillcore.api import errors as documented
 from skillcore.api import http
-from skillcore.api.errors import JSON, Documented, Response, empty_response, envelope, status_of
-from skillcore.errors import DomainError, Forbidden, NotFound
+from skillcore.api.errors import JSON, Documented, Response, answer, documents, empty_response
+from skillcore.db.errors import StoreUnavailable
+from skillcore.errors import (
+    DomainError,
+    Forbidden,
+    Internal,
+    MethodNotAllowed,
+    NotFound,
+    StoreUnavailableError,
+)
 from skillcore.observability import logger
 
 # Every id skillcore mints or accepts fits this; anything else cannot name a resource (and a key longer
@@ -58,24 +66,29 @@ class Route(Struct, frozen=True, kw_only=True):
     auth: bool
     admin: bool
     headers: tuple[tuple[str, str], ...] = ()  # fixed headers of the success response (Cache-Control: no-store)
+    store: bool = True  # whether the handler reaches the store (then it may answer 503 `store_unavailable`)
 
     def documented_errors(self) -> tuple[Documented, ...]:
-        """Every error this route can answer: those the router itself raises, then the route's own."""
+        """Every error this route can answer: those the router itself raises, then the route's own, then the
+        router's answers to what no handler expects (500 `internal`, and 503 `store_unavailable` on a route
+        that reaches the store)."""
         found: list[Documented] = []
         if self.body is not None:
-            found.append(documented.BAD_REQUEST)
+            found.append(documented.BadRequest)
         if self.auth:
-            found.append(documented.UNAUTHENTICATED)
+            found.append(documented.Unauthenticated)
         if self.admin:
-            found.append(documented.FORBIDDEN)
+            found.append(documented.Forbidden)
         if self.params:
-            found.append(documented.NOT_FOUND)
+            found.append(documented.NotFound)
         if self.body is not None:
-            found.append(documented.PAYLOAD_TOO_LARGE)
+            found.append(documented.PayloadTooLarge)
         if self.body is not None or self.query is not None:
-            found.append(documented.VALIDATION_ERROR)
+            found.append(documented.ValidationFailed)
         found.extend(self.errors)
-        found.append(documented.INTERNAL)
+        found.append(documented.Internal)
+        if self.store:
+            found.append(documented.StoreUnavailableError)
         return tuple(dict.fromkeys(found))
 
 
@@ -113,6 +126,7 @@ class Routes:
         auth: bool = True,
         admin: bool = False,
         headers: dict[str, str] | None = None,
+        store: bool = True,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers `handler(caller, **path_params[, body=...][, query=...]) -> response`.
 
@@ -131,7 +145,7 @@ class Routes:
                 method=method.upper(), path=re.sub(r"<([^>]+)>", r"{\1}", path), pattern=pattern, params=params,
                 handler=handler, operation_id=operation_id, summary=doc.splitlines()[0] if doc else "",
                 response=response, status=status, body=body, query=query, errors=errors, auth=auth, admin=admin,
-                headers=tuple((headers or {}).items()),
+                headers=tuple((headers or {}).items()), store=store,
             ))
             # Static routes win over parameter routes (PATCH /rpc/skills/permissions over /rpc/skills/<id>).
             self._routes.sort(key=lambda r: len(r.params))
@@ -154,15 +168,20 @@ class Routes:
                 return params  # the 404 or 405 answer
             return self._call(route, params, event)
         except DomainError as error:
-            status = status_of(error)
-            if route is not None and Documented(status, error.code) not in route.documented_errors():
+            if route is not None and not documents(route.documented_errors(), error):
                 # The document would not describe this answer; say so where it can be seen and fixed.
-                logger.warning("undocumented error", extra={"operation": route.operation_id, "status": status,
+                logger.warning("undocumented error", extra={"operation": route.operation_id, "status": error.status,
                                                              "code": error.code})
-            return envelope(status, error.code, error.message, error.details)
+            return answer(error)
+        except StoreUnavailable as error:
+            # Its retries spent, or no time left for another attempt within the invocation (db/dynamo.py):
+            # the client retries after Retry-After, with the same ids (every write is idempotent by them).
+            logger.warning("store unavailable", extra={"operation": route.operation_id if route else None,
+                                                       "store_code": error.code, "store_operation": error.operation})
+            return answer(StoreUnavailableError())
         except Exception as error:  # noqa: BLE001 - the one place an unexpected error becomes a 500
             logger.exception("unhandled error", extra={"error_type": type(error).__name__})
-            return envelope(500, "internal", "internal error")
+            return answer(Internal())
 
     def _match(self, method: str, path: str) -> tuple[Route | None, Any]:
         allowed: list[str] = []
@@ -188,9 +207,9 @@ class Routes:
         elsewhere = [m for m, pattern in self._elsewhere if pattern.match(path)]
         if allowed or elsewhere:
             methods = sorted({*allowed, *elsewhere})
-            return None, envelope(405, "method_not_allowed", f"{method} is not allowed here", {"allowed": methods},
-                                  headers={"Allow": ", ".join(methods)})
-        return None, envelope(404, "not_found", "no such route")
+            return None, answer(MethodNotAllowed(f"{method} is not allowed here", details={"allowed": methods}),
+                                headers={"Allow": ", ".join(methods)})
+        return None, answer(NotFound("no such route"))
 
     def _call(self, route: Route, params: dict[str, str], event: dict[str, Any]) -> Response:
         caller: Caller | None = None

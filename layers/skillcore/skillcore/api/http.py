@@ -9,7 +9,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from skillcore.errors import BadRequest, Forbidden, PayloadTooLarge, RuleViolation, Unauthenticated
+from skillcore.errors import (
+    BadRequest,
+    FieldError,
+    Forbidden,
+    PayloadTooLarge,
+    Unauthenticated,
+    ValidationFailed,
+)
 
 MAX_BODY_BYTES = 64 * 1024
 
@@ -96,20 +103,18 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def validation_details(error: ValidationError) -> dict[str, Any]:
-    return {
-        "errors": [
-            {"path": ".".join(str(p) for p in e["loc"]) or "body", "message": e["msg"], "type": e["type"]}
-            for e in error.errors(include_url=False, include_input=False)
-        ]
-    }
+def field_errors(error: ValidationError) -> list[FieldError]:
+    return [
+        FieldError(path=".".join(str(p) for p in e["loc"]) or "body", message=e["msg"], type=e["type"])
+        for e in error.errors(include_url=False, include_input=False)
+    ]
 
 
 def parse(model: type[M], data: Any) -> M:
     try:
         return model.model_validate(data)
     except ValidationError as error:
-        raise RuleViolation("request is not valid", details=validation_details(error)) from error
+        raise ValidationFailed("request is not valid", field_errors(error)) from error
 
 
 def body(event: dict[str, Any], model: type[M]) -> M:

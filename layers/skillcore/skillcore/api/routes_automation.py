@@ -14,12 +14,12 @@ from skillcore.api.views import jobs as views
 from skillcore.automation import service as automation
 from skillcore.automation import store
 from skillcore.automation.models import AutomationConfig, AutomationStatus
-from skillcore.errors import RuleViolation
+from skillcore.errors import ValidationFailed
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:
     @routes.route("POST", "/rpc/automation-jobs", body=CreateAutomationJob, response=views.AutomationJob,
-                  status=201, errors=(e.AGENT_NOT_FOUND, e.INVALID_TIMEZONE, e.UNKNOWN_TOOL, e.CONCURRENT_UPDATE))
+                  status=201, errors=(e.AgentNotFound, e.InvalidTimezone, e.UnknownTool, e.ConcurrentUpdate))
     def create_automation_job(caller: Caller, body: CreateAutomationJob) -> views.AutomationJob:
         """Create a daily or weekly automation job."""
         job = automation.create_job(
@@ -41,11 +41,11 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         return views.automation_job(automation.owned_job(deps.db, caller.user_id, jobId))
 
     @routes.route("PATCH", "/rpc/automation-jobs/<jobId>", body=PatchAutomationJob, response=views.AutomationJob,
-                  errors=(e.INVALID_TIMEZONE, e.UNKNOWN_TOOL, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+                  errors=(e.InvalidTimezone, e.UnknownTool, e.VersionConflict, e.ConcurrentUpdate))
     def patch_automation_job(caller: Caller, jobId: str, body: PatchAutomationJob) -> views.AutomationJob:  # noqa: N803
         """Change a job's status, title, schedule or config; nextRunAt is recomputed."""
         if not body.model_fields_set:
-            raise RuleViolation("nothing to change", details={"errors": [{"path": "body", "message": "empty patch"}]})
+            raise ValidationFailed("nothing to change", [{"path": "body", "message": "empty patch"}])
         changes: dict[str, Any] = {k: v for k, v in body.model_dump(exclude_unset=True).items() if k != "config"}
         if "status" in changes:
             changes["status"] = AutomationStatus(changes["status"])
@@ -55,7 +55,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
                                                          deps.clock()))
 
     @routes.route("DELETE", "/rpc/automation-jobs/<jobId>", response=None, status=204,
-                  errors=(e.CONCURRENT_UPDATE,))
+                  errors=(e.ConcurrentUpdate,))
     def delete_automation_job(caller: Caller, jobId: str) -> None:  # noqa: N803
         """Delete an automation job."""
         automation.delete_job(deps.db, caller.user_id, jobId)

@@ -14,8 +14,8 @@ from skillcore.background import service as background
 
 def register(routes: Routes, deps: SkillDeps) -> None:
     @routes.route("POST", "/rpc/skills/background-jobs", body=CreateBackgroundJob, response=views.BackgroundJob,
-                  status=201, errors=(e.SKILL_NOT_FOUND, e.AGENT_NOT_FOUND, e.SKILL_DISABLED, e.PERMISSION_REQUIRED,
-                                      e.RUN_AT_OUT_OF_RANGE, e.CONCURRENT_UPDATE))
+                  status=201, errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired,
+                                      e.RunAtOutOfRange, e.ConcurrentUpdate))
     def create_background_job(caller: Caller, body: CreateBackgroundJob) -> views.BackgroundJob:
         """Schedule a background skill run (a goal check-in reminder)."""
         job = background.create_job(
@@ -32,7 +32,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         return Page(items=[views.background_job(j) for j in items], next_cursor=cursor)
 
     @routes.route("POST", "/rpc/skills/background-jobs/<jobId>/cancel", response=views.BackgroundJob,
-                  errors=(e.JOB_NOT_CANCELLABLE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+                  errors=(e.JobNotCancellable, e.VersionConflict, e.ConcurrentUpdate))
     def cancel_background_job(caller: Caller, jobId: str) -> views.BackgroundJob:  # noqa: N803 - the path parameter
         """Cancel a job that has not started."""
         return views.background_job(background.cancel_job(deps.db, caller.user_id, jobId, deps.clock()))

@@ -34,9 +34,9 @@ from skillcore.capabilities.structure import CreateUserCapability
 from skillcore.clock import Clock
 from skillcore.db import paging
 
-DEFENCES = (e.UNSAFE_TEXT, e.UNKNOWN_REFERENCE, e.SCHEMA_NOT_ALLOWED)
-EDIT = (e.CAPABILITY_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE)
-CREATE = (e.CAPABILITY_NAME_TAKEN, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES, e.CONCURRENT_UPDATE)
+DEFENCES = (e.UnsafeText, e.UnknownReference, e.SchemaNotAllowed)
+EDIT = (e.CapabilityActive, e.VersionConflict, e.ConcurrentUpdate)
+CREATE = (e.CapabilityNameTaken, e.BindingNameTaken, e.QuotaExceeded, *DEFENCES, e.ConcurrentUpdate)
 
 
 class CapabilityRouteDeps(Struct, frozen=True):
@@ -55,7 +55,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return Page(items=[views.capability_entry(entry) for entry in items], next_cursor=cursor)
 
     @routes.route("GET", "/rpc/capabilities/protocol", query=ProtocolQuery, response=views.CapabilityProtocol,
-                  errors=(e.NOT_FOUND, e.CAPABILITY_NOT_ACTIVE_PROTOCOL, e.SKILL_DISABLED),
+                  errors=(e.NotFound, e.ProtocolNotActive, e.SkillDisabled),
                   headers={"Cache-Control": "no-store"})
     def get_capability_protocol(caller: Caller, query: ProtocolQuery) -> views.CapabilityProtocol:
         """The protocol of one catalog entry, rendered now for this session (never cached, never stored)."""
@@ -90,7 +90,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
                                                    expected_version=body.expected_version, now=deps.clock()))
 
     @routes.route("DELETE", "/rpc/user-capabilities/<userCapabilityId>", response=None, status=204,
-                  errors=(e.CONCURRENT_UPDATE,))
+                  errors=(e.ConcurrentUpdate,))
     def delete_user_capability(caller: Caller, userCapabilityId: str) -> None:  # noqa: N803
         """Delete a capability with its bindings, its name and its quota unit, in one transaction."""
         service.delete(deps.capabilities, caller.user_id, userCapabilityId, now=deps.clock())
@@ -106,7 +106,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
 
     @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/deactivate", body=ExpectedVersion,
                   response=views.UserCapability,
-                  errors=(e.CAPABILITY_NOT_ACTIVE, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+                  errors=(e.CapabilityNotActive, e.VersionConflict, e.ConcurrentUpdate))
     def deactivate_user_capability(
         caller: Caller, userCapabilityId: str, body: ExpectedVersion  # noqa: N803
     ) -> views.UserCapability:
@@ -116,7 +116,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
 
     @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings", body=ToolBindingChange,
                   response=views.BindingChange, status=201,
-                  errors=(*EDIT, e.BINDING_NAME_TAKEN, e.QUOTA_EXCEEDED, *DEFENCES))
+                  errors=(*EDIT, e.BindingNameTaken, e.QuotaExceeded, *DEFENCES))
     def create_tool_binding(
         caller: Caller, userCapabilityId: str, body: ToolBindingChange  # noqa: N803
     ) -> views.BindingChange:
@@ -136,7 +136,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return views.binding_change(binding, after.version)
 
     @routes.route("DELETE", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings/<name>",
-                  query=ExpectedVersionQuery, response=None, status=204, errors=(*EDIT, e.BINDING_IN_USE))
+                  query=ExpectedVersionQuery, response=None, status=204, errors=(*EDIT, e.BindingInUse))
     def delete_tool_binding(
         caller: Caller, userCapabilityId: str, name: str, query: ExpectedVersionQuery  # noqa: N803
     ) -> None:
@@ -145,7 +145,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
                                now=deps.clock())
 
     @routes.route("POST", "/rpc/user-capability-drafts", body=StartDraft, response=views.CapabilityDraft, status=201,
-                  errors=(e.UPSTREAM_ERROR,))
+                  errors=(e.UpstreamError,))
     def start_capability_draft(caller: Caller, body: StartDraft) -> views.CapabilityDraft:
         """start_create: a draft from a description, generated once (revision 1, kept 24 h)."""
         return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, body.description,
@@ -153,7 +153,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
 
     @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/generate", body=GenerateDraft,
                   response=views.CapabilityDraft,
-                  errors=(e.DRAFT_REVISION_CONFLICT, e.SCHEMA_NOT_ALLOWED, e.QUOTA_EXCEEDED, e.UPSTREAM_ERROR))
+                  errors=(e.DraftRevisionConflict, e.SchemaNotAllowed, e.QuotaExceeded, e.UpstreamError))
     def generate_capability_draft(
         caller: Caller, draftId: str, body: GenerateDraft  # noqa: N803
     ) -> views.CapabilityDraft:
@@ -163,7 +163,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
 
     @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/confirm", body=ConfirmDraft,
                   response=views.UserCapability, status=201,
-                  errors=(e.DRAFT_REVISION_CONFLICT, e.DRAFT_HAS_GAPS, *CREATE))
+                  errors=(e.DraftRevisionConflict, e.DraftHasGaps, *CREATE))
     def confirm_capability_draft(caller: Caller, draftId: str, body: ConfirmDraft) -> views.UserCapability:  # noqa: N803
         """confirm_draft: the proposal becomes a capability (status draft), the draft confirmed, at once."""
         return views.user_capability(drafts.confirm_draft(deps.drafts, caller.user_id, draftId, body.revision,

@@ -14,7 +14,7 @@ MESSAGES_PATH = "/rpc/conversations/<conversationId>/messages"
 
 def register(routes: Routes, deps: ChatDeps) -> None:
     @routes.route("POST", MESSAGES_PATH, body=PostMessage, response=views.Turn,
-                  errors=(e.AGENT_NOT_FOUND, e.CLIENT_MESSAGE_CONFLICT, e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+                  errors=(e.AgentNotFound, e.ClientMessageConflict, e.VersionConflict, e.ConcurrentUpdate))
     def post_conversation_message(caller: Caller, conversationId: str, body: PostMessage) -> views.Turn:  # noqa: N803
         """A chat turn: the user's message, the agent's reply and the run that produced it."""
         turn = post_message(

@@ -34,13 +34,13 @@ class CoreDeps(Struct, frozen=True):
 
 
 def register(routes: Routes, deps: CoreDeps) -> None:
-    @routes.route("GET", "/rpc/health", response=views.Health, auth=False)
+    @routes.route("GET", "/rpc/health", response=views.Health, auth=False, store=False)
     def health(_: None) -> views.Health:
         """Liveness and version (no token needed)."""
         return views.Health(status="ok", version=VERSION)
 
     @routes.route("PUT", "/rpc/me", body=PutProfile, response=views.Profile,
-                  errors=(e.INVALID_TIMEZONE, e.CONCURRENT_UPDATE))
+                  errors=(e.InvalidTimezone, e.ConcurrentUpdate))
     def put_me(caller: Caller, body: PutProfile) -> views.Profile:
         """Create or update the caller's profile (the first call also creates the default memory job); the answer
         carries the server's limits, as GET does."""
@@ -49,14 +49,14 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         )
         return views.profile(result, LIMITS)
 
-    @routes.route("GET", "/rpc/me", response=views.Profile, errors=(e.NOT_FOUND,))
+    @routes.route("GET", "/rpc/me", response=views.Profile, errors=(e.NotFound,))
     def get_me(caller: Caller) -> views.Profile:
         """The caller's profile, with the server's limits (`limits`: the lengths and counts the API validates with,
         for a client to show and enforce); 404 before the first PUT."""
         return views.profile(profile.get_profile(deps.db, caller.user_id), LIMITS)
 
     @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
-                  errors=(e.CONCURRENT_UPDATE,))
+                  errors=(e.ConcurrentUpdate,))
     def create_agent(caller: Caller, body: CreateAgent) -> views.Agent:
         """Create an agent and its default single conversation."""
         return views.agent(agents.create_agent(deps.db, caller.user_id, name=body.name, persona=body.persona,
@@ -68,13 +68,13 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         items, cursor = agent_store.list_agents(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
         return Page(items=[views.agent(a) for a in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/agents/<agentId>", response=views.Agent, errors=(e.AGENT_NOT_FOUND,))
+    @routes.route("GET", "/rpc/agents/<agentId>", response=views.Agent, errors=(e.AgentNotFound,))
     def get_agent(caller: Caller, agentId: str) -> views.Agent:  # noqa: N803 - the path parameter's name
         """One of the caller's agents."""
         return views.agent(agents.get_agent(deps.db, caller.user_id, agentId))
 
     @routes.route("GET", "/rpc/agents/<agentId>/memories", query=MemoryQuery, response=Page[views.Memory],
-                  errors=(e.AGENT_NOT_FOUND,))
+                  errors=(e.AgentNotFound,))
     def list_memories(caller: Caller, agentId: str, query: MemoryQuery) -> Page[views.Memory]:  # noqa: N803
         """An agent's memories, active or forgotten."""
         items, cursor = memories.list_memories(deps.db, caller.user_id, agentId, status=query.status,
@@ -82,7 +82,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         return Page(items=[views.memory(m) for m in items], next_cursor=cursor)
 
     @routes.route("POST", "/rpc/agents/<agentId>/memories", body=CreateMemory, response=views.Memory, status=201,
-                  errors=(e.AGENT_NOT_FOUND, e.CONCURRENT_UPDATE))
+                  errors=(e.AgentNotFound, e.ConcurrentUpdate))
     def create_memory(caller: Caller, agentId: str, body: CreateMemory) -> views.Memory:  # noqa: N803
         """Add a memory to an agent (source `user`)."""
         memory = memories.create_memory(deps.db, caller.user_id, agentId, title=body.title, content=body.content,
@@ -90,13 +90,13 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         return views.memory(memory)
 
     @routes.route("DELETE", "/rpc/agents/<agentId>/memories/<memoryId>", response=views.Memory,
-                  errors=(e.AGENT_NOT_FOUND, e.CONCURRENT_UPDATE))
+                  errors=(e.AgentNotFound, e.ConcurrentUpdate))
     def forget_memory(caller: Caller, agentId: str, memoryId: str) -> views.Memory:  # noqa: N803
         """Forget a memory: never recalled or injected again."""
         return views.memory(memories.forget_memory(deps.db, caller.user_id, agentId, memoryId, deps.clock()))
 
     @routes.route("POST", "/rpc/conversations", body=CreateConversation, response=views.Conversation, status=201,
-                  errors=(e.AGENT_NOT_FOUND, e.CONCURRENT_UPDATE))
+                  errors=(e.AgentNotFound, e.ConcurrentUpdate))
     def create_conversation(caller: Caller, body: CreateConversation) -> views.Conversation:
         """Create a group conversation of 2 to 8 of the caller's agents."""
         conversation = agents.create_group(deps.db, caller.user_id, agent_ids=list(body.agent_ids), title=body.title,

@@ -17,9 +17,9 @@ from skillcore.api.views import hosted as views
 from skillcore.hosted import calls, service
 from skillcore.hosted.models import EndpointStatus
 
-UPSTREAM = (e.URL_NOT_ALLOWED, e.UPSTREAM_ERROR, e.UPSTREAM_TIMEOUT)
-CALL_ERRORS = (e.SKILL_DISABLED, e.PERMISSION_REQUIRED, e.ENDPOINT_DISABLED, e.UNKNOWN_TOOL, e.TOOL_DRIFTED,
-               e.APPROVAL_REQUIRED, e.IDEMPOTENCY_KEY_REUSED, *UPSTREAM, e.CONCURRENT_UPDATE)
+UPSTREAM = (e.UrlNotAllowed, e.UpstreamError, e.UpstreamTimeout)
+CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
+               e.ApprovalRequired, e.IdempotencyKeyReused, *UPSTREAM, e.ConcurrentUpdate)
 
 
 class HostedRouteDeps(Struct, frozen=True):
@@ -29,7 +29,7 @@ class HostedRouteDeps(Struct, frozen=True):
 
 def register(routes: Routes, deps: HostedRouteDeps) -> None:
     @routes.route("POST", "/rpc/hosted-endpoints", body=RegisterEndpoint, response=views.HostedEndpoint, status=201,
-                  errors=(e.ENDPOINT_NAME_TAKEN, e.QUOTA_EXCEEDED, e.SNAPSHOT_INVALID, *UPSTREAM, e.CONCURRENT_UPDATE))
+                  errors=(e.EndpointNameTaken, e.QuotaExceeded, e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate))
     def register_hosted_endpoint(caller: Caller, body: RegisterEndpoint) -> views.HostedEndpoint:
         """Check the URL, connect, list the tools and pin them as the endpoint's snapshot."""
         return views.hosted_endpoint(service.register(
@@ -48,7 +48,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         return views.hosted_endpoint(service.get(deps.hosted, caller.user_id, endpointId))
 
     @routes.route("PATCH", "/rpc/hosted-endpoints/<endpointId>", body=UpdateEndpoint, response=views.HostedEndpoint,
-                  errors=(e.VERSION_CONFLICT, e.UNKNOWN_TOOL, e.CONCURRENT_UPDATE))
+                  errors=(e.VersionConflict, e.UnknownTool, e.ConcurrentUpdate))
     def update_hosted_endpoint(caller: Caller, endpointId: str, body: UpdateEndpoint) -> views.HostedEndpoint:  # noqa: N803
         """Rename, enable or disable the endpoint, and switch its tools (enabled, requiresApproval)."""
         return views.hosted_endpoint(service.update(
@@ -58,7 +58,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
                    for t in body.tools or []], now=deps.clock()))
 
     @routes.route("DELETE", "/rpc/hosted-endpoints/<endpointId>", response=None, status=204,
-                  errors=(e.CONCURRENT_UPDATE,))
+                  errors=(e.ConcurrentUpdate,))
     def delete_hosted_endpoint(caller: Caller, endpointId: str) -> None:  # noqa: N803
         """Delete the endpoint and its sealed secrets."""
         service.delete(deps.hosted, caller.user_id, endpointId, deps.clock())
@@ -73,7 +73,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
             client_call_id=body.client_call_id, approval_id=body.approval_id, now=deps.clock()))
 
     @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/refresh", response=views.RefreshResult,
-                  errors=(e.SNAPSHOT_INVALID, *UPSTREAM, e.CONCURRENT_UPDATE))
+                  errors=(e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate))
     def refresh_hosted_endpoint(caller: Caller, endpointId: str) -> views.RefreshResult:  # noqa: N803
         """Check the URL again, list the tools and compare them with the pinned snapshot; a change is held as
         the endpoint's pending drift (`drift_pending`) until it is accepted, never adopted here."""
@@ -83,7 +83,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
                                    if result.changed and pending is not None else UNSET)
 
     @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/snapshot/accept", body=AcceptSnapshot,
-                  response=views.HostedEndpoint, errors=(e.VERSION_CONFLICT, e.CONCURRENT_UPDATE))
+                  response=views.HostedEndpoint, errors=(e.VersionConflict, e.ConcurrentUpdate))
     def accept_hosted_snapshot(caller: Caller, endpointId: str, body: AcceptSnapshot) -> views.HostedEndpoint:  # noqa: N803
         """Adopt the pending tool list with that fingerprint: the tools it adds start disabled."""
         return views.hosted_endpoint(service.accept(

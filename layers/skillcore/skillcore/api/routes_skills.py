@@ -49,8 +49,8 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         return Page(items=[views.grant(g) for g in items], next_cursor=cursor)
 
     @routes.route("PATCH", "/rpc/skills/permissions", body=PatchPermission, response=views.Grant,
-                  errors=(e.SKILL_NOT_FOUND, e.AGENT_NOT_FOUND, e.PERMISSION_NOT_DECLARED, e.VERSION_CONFLICT,
-                          e.CONCURRENT_UPDATE))
+                  errors=(e.SkillNotFound, e.AgentNotFound, e.PermissionNotDeclared, e.VersionConflict,
+                          e.ConcurrentUpdate))
     def patch_permission(caller: Caller, body: PatchPermission) -> views.Grant:
         """Grant or revoke a permission a skill declares, for the user or one agent."""
         scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
@@ -75,7 +75,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
 
     # The static /rpc/skills/* routes win over this parameter route (the router sorts them first).
     @routes.route("PATCH", "/rpc/skills/<skillId>", body=PatchSkill, response=views.CatalogItem,
-                  errors=(e.SKILL_NOT_FOUND, e.CONCURRENT_UPDATE))
+                  errors=(e.SkillNotFound, e.ConcurrentUpdate))
     def patch_skill(caller: Caller, skillId: str, body: PatchSkill) -> views.CatalogItem:  # noqa: N803
         """Enable or disable a skill for the caller."""
         return views.catalog_item(skill_service.set_enabled(deps.db, deps.skills, caller.user_id, skillId,

@@ -25,8 +25,9 @@ from pydantic import BaseModel
 from skillcore.api import errors as documented
 from skillcore.api import http
 from skillcore.api.app import Caller
-from skillcore.api.errors import Documented, status_of
-from skillcore.errors import DomainError
+from skillcore.api.errors import Documented, documents, error_body
+from skillcore.db.errors import StoreUnavailable
+from skillcore.errors import DomainError, Internal, StoreUnavailableError, UnknownTool
 from skillcore.observability import logger
 
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -43,17 +44,15 @@ class Tool(Struct, frozen=True, kw_only=True):
         return self.arguments.model_json_schema(by_alias=True)
 
     def documented_errors(self) -> tuple[Documented, ...]:
-        """Every error this tool can answer: argument validation, the tool's own, and `internal`."""
-        return tuple(dict.fromkeys((documented.VALIDATION_ERROR, *self.errors, documented.INTERNAL)))
+        """Every error this tool can answer: argument validation, the tool's own, `internal` and
+        `store_unavailable` (every tool reaches the store)."""
+        return tuple(dict.fromkeys((documented.ValidationFailed, *self.errors, documented.Internal,
+                                    documented.StoreUnavailableError)))
 
 
 class ToolAnswer(Struct, frozen=True):
     is_error: bool
     body: dict[str, Any]  # the tool's body, or {"error": {"code", "message", "details"}}
-
-
-def error_body(code: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "details": details or {}}}
 
 
 class Toolbox:
@@ -86,7 +85,7 @@ class Toolbox:
     def call(self, caller: Caller, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
         tool = self._tools.get(name)
         if tool is None:
-            return ToolAnswer(True, error_body("unknown_tool", f"no tool named {name[:64]!r}"))
+            return ToolAnswer(True, error_body(UnknownTool(f"no tool named {name[:64]!r}", {})))
         try:
             parsed = http.parse(tool.arguments, arguments or {})
             result = tool.handler(caller, parsed)
@@ -95,10 +94,14 @@ class Toolbox:
                 raise TypeError(f"tool {name} returned {type(result).__name__}, not a response body")
             return ToolAnswer(False, body)
         except DomainError as error:
-            if Documented(status_of(error), error.code) not in tool.documented_errors():
+            if not documents(tool.documented_errors(), error):
                 logger.warning("undocumented error", extra={"tool": name, "code": error.code})
-            return ToolAnswer(True, error_body(error.code, error.message, error.details))
+            return ToolAnswer(True, error_body(error))
+        except StoreUnavailable as error:  # as the router answers it: 503 `store_unavailable`, retry later
+            logger.warning("store unavailable", extra={"tool": name, "store_code": error.code,
+                                                       "store_operation": error.operation})
+            return ToolAnswer(True, error_body(StoreUnavailableError()))
         except Exception as error:  # noqa: BLE001 - the one place an unexpected tool error becomes `internal`
             logger.exception("unhandled tool error", extra={"tool": name, "error_type": type(error).__name__})
-            return ToolAnswer(True, error_body("internal", "internal error"))
+            return ToolAnswer(True, error_body(Internal()))
 

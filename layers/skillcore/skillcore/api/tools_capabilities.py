@@ -39,7 +39,7 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
         return Page(items=[views.capability_entry(entry) for entry in entries], next_cursor=None)
 
     @toolbox.tool("get_capability_protocol", arguments=CapabilityProtocolArguments,
-                  errors=(e.NOT_FOUND, e.CAPABILITY_NOT_ACTIVE_PROTOCOL, e.SKILL_DISABLED))
+                  errors=(e.NotFound, e.ProtocolNotActive, e.SkillDisabled))
     def get_capability_protocol(caller: Caller, arguments: CapabilityProtocolArguments) -> views.CapabilityProtocol:
         """Read the protocol of one active capability of list_capabilities, rendered for this session only
         (do not store it in memory): its steps, the platform capabilities and the local tool bindings they use,
@@ -48,7 +48,7 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
         return views.capability_protocol(catalog.get_protocol(
             deps.catalog, caller.user_id, arguments.capability_id, host_profile=arguments.host_profile))
 
-    @toolbox.tool("start_create", arguments=StartCreateArguments, errors=(e.UPSTREAM_ERROR,))
+    @toolbox.tool("start_create", arguments=StartCreateArguments, errors=(e.UpstreamError,))
     def start_create(caller: Caller, arguments: StartCreateArguments) -> views.CapabilityDraft:
         """Start creating a capability from the user's description of a routine: returns a draft (revision 1,
         kept 24 hours) with a proposal and the gaps to ask the user about. Nothing is created yet."""
@@ -56,8 +56,8 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
                                                           now=deps.clock()))
 
     @toolbox.tool("generate_draft", arguments=GenerateDraftArguments,
-                  errors=(e.NOT_FOUND, e.DRAFT_REVISION_CONFLICT, e.SCHEMA_NOT_ALLOWED, e.QUOTA_EXCEEDED,
-                          e.UPSTREAM_ERROR))
+                  errors=(e.NotFound, e.DraftRevisionConflict, e.SchemaNotAllowed, e.QuotaExceeded,
+                          e.UpstreamError))
     def generate_draft(caller: Caller, arguments: GenerateDraftArguments) -> views.CapabilityDraft:
         """Answer a draft's gaps (each by its gapId: a text, or a tool binding of the user's host) and generate
         the draft again (revision + 1). Ask the user; never invent a tool binding or a capability id."""
@@ -65,7 +65,7 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
                                                             arguments.answers, now=deps.clock()))
 
     @toolbox.tool("confirm_draft", arguments=ConfirmDraftArguments,
-                  errors=(e.NOT_FOUND, e.DRAFT_REVISION_CONFLICT, e.DRAFT_HAS_GAPS, *CREATE))
+                  errors=(e.NotFound, e.DraftRevisionConflict, e.DraftHasGaps, *CREATE))
     def confirm_draft(caller: Caller, arguments: ConfirmDraftArguments) -> views.UserCapability:
         """Turn a draft without gaps, at its current revision, into a user capability (status draft). The user
         activates it themselves afterwards; only then does it appear in list_capabilities."""

@@ -14,11 +14,12 @@ from typing import Any
 
 from skillcore.approvals import store
 from skillcore.approvals.digest import arguments_digest, arguments_preview
+from skillcore.approvals.errors import ApprovalNotPending
 from skillcore.approvals.models import APPROVAL_TTL, Approval, ApprovalDecision, ApprovalStatus, OperationRef
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, TransactionFailed
 from skillcore.db.transact import Op, transact, write
-from skillcore.errors import Conflict, NotFound
+from skillcore.errors import NotFound
 from skillcore.ids import new_id
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
@@ -28,9 +29,8 @@ def approval_not_found() -> NotFound:
     return NotFound("approval not found")
 
 
-def approval_not_pending(status: ApprovalStatus) -> Conflict:
-    return Conflict(f"the approval is {status.value}, not pending", code="approval_not_pending",
-                    details={"status": status.value})
+def approval_not_pending(status: ApprovalStatus) -> ApprovalNotPending:
+    return ApprovalNotPending(f"the approval is {status.value}, not pending", {"status": status.value})
 
 
 def operation_of(endpoint_id: str, tool_name: str, arguments: dict[str, Any]) -> OperationRef:

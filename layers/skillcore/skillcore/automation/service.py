@@ -20,7 +20,14 @@ from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed
 from skillcore.db.records import UnreadableRecord
 from skillcore.db.transact import Op, write
-from skillcore.errors import NotFound, RuleViolation, VersionConflict
+from skillcore.errors import (
+    AgentNotFound,
+    InvalidTimezone,
+    NotFound,
+    UnknownTool,
+    ValidationFailed,
+    VersionConflict,
+)
 from skillcore.ids import new_id, stable_id
 from skillcore.skills.builtin import Skills
 from skillcore.timezones import valid_timezone
@@ -32,22 +39,21 @@ def default_job_id(user_id: str) -> str:
 
 def _schedule(schedule_type: str, local_time: str, weekday: int | None, timezone: str) -> Schedule:
     if not valid_timezone(timezone):
-        raise RuleViolation(f"unknown time zone {timezone!r}", code="invalid_timezone",
-                            details={"errors": [{"path": "timezone", "message": "not an IANA time zone"}]})
+        raise InvalidTimezone(timezone)
     try:
         return Schedule(schedule_type=ScheduleType(schedule_type), local_time=local_time, weekday=weekday,
                         timezone=timezone)
     except ScheduleError as error:
-        raise RuleViolation("schedule is not valid", details={"errors": [
+        raise ValidationFailed("schedule is not valid", [
             {"path": to_camel(error.field), "message": str(error)}
-        ]}) from error
+        ]) from error
 
 
 def _check_tools(skills: Skills, config: AutomationConfig) -> None:
     unknown = [t for t in config.tools if t not in skills.tool_names()]
     if unknown:
-        raise RuleViolation("config.tools names a tool that is not registered", code="unknown_tool",
-                            details={"unknown": unknown, "registered": sorted(skills.tool_names())})
+        raise UnknownTool("config.tools names a tool that is not registered",
+                          {"unknown": unknown, "registered": sorted(skills.tool_names())})
 
 
 def default_job(skills: Skills, profile: Profile, now: datetime) -> AutomationJob:
@@ -84,7 +90,7 @@ def create_job(
         timezone = profile.timezone if profile else DEFAULT_TIMEZONE
     schedule = _schedule(schedule_type, local_time, weekday, timezone)
     if agent_id is not None and agent_store.get_agent(db, user_id, agent_id) is None:
-        raise NotFound("agent not found", code="agent_not_found")
+        raise AgentNotFound()
     job = AutomationJob(
         job_id=new_id(now), user_id=user_id, title=title, schedule_type=schedule.schedule_type.value,
         local_time=local_time, weekday=weekday, timezone=timezone, agent_id=agent_id, config=config,

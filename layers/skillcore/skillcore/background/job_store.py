@@ -211,9 +211,7 @@ def apply(db: Db, op: dict[str, Any]) -> BackgroundJob:
 
 def lost(before: dict[str, Any] | None) -> LeaseLost:
     """The LeaseLost for a transition whose condition failed, saying the status the job had instead."""
-    error = LeaseLost("the job changed under this worker")
-    error.details = {"status": before.get("status")} if before else {}
-    return error
+    return LeaseLost("the job changed under this worker", {"status": before["status"]} if before else None)
 
 
 def claim_op(db: Db, candidate: Candidate, now: datetime) -> dict[str, Any]:

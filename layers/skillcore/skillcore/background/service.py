@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from msgspec.structs import replace
 from pydantic import ValidationError
 
 from skillcore.background import job_store
+from skillcore.background.errors import JobNotCancellable, RunAtOutOfRange
 from skillcore.background.lifecycle import CANCELLABLE, JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_sort_time
@@ -15,7 +17,15 @@ from skillcore.conversations import agent_store, message_store
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
-from skillcore.errors import Conflict, NotFound, RuleViolation
+from skillcore.errors import (
+    AgentNotFound,
+    NotFound,
+    PermissionRequired,
+    RuleViolation,
+    SkillDisabled,
+    SkillNotFound,
+    ValidationFailed,
+)
 from skillcore.ids import new_id
 from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
@@ -38,43 +48,44 @@ def create_job(
 ) -> BackgroundJob:
     definition = skills.background.latest(skill_id)
     if definition is None:
-        raise NotFound("no background skill with this id", code="skill_not_found")
+        raise SkillNotFound("no background skill with this id")
     manifest = definition.manifest
     agent = agent_store.get_agent(db, user_id, agent_id)
     if agent is None:
-        raise NotFound("agent not found", code="agent_not_found")
+        raise AgentNotFound()
 
-    def refuse(code: str, message: str, reason: str, details: dict | None = None, **meta) -> RuleViolation:
+    def refuse(error: RuleViolation, reason: str, **meta: Any) -> RuleViolation:
+        """`error`, once the refusal is audited."""
         audit_store.put_audit(db, _event(
             user_id, skill_id, manifest.version, now, AuditAction.BACKGROUND_CREATE, Decision.DENIED, reason,
             target=agent_id, metadata=AuditMetadata(**meta),
         ))
-        return RuleViolation(message, code=code, details=details)
+        return error
 
     disabled, grants = grant_store.read_policy_state(db, user_id, [
         grant_store.grant_key(user_id, skill_id, p.code, scope)
         for p in manifest.permissions for scope in scope_candidates(agent_id)
     ])
     if skill_id in disabled:
-        raise refuse("skill_disabled", "this skill is disabled", "skill_disabled")
+        raise refuse(SkillDisabled(), "skill_disabled")
     decision = decide(PolicyInput(
         user_id=user_id, skill_id=skill_id, skill_version=manifest.version, requirements=manifest.permissions,
         action="background.create", agent_id=agent_id, target_id=agent_id, grants=grants,
     ))
     if not decision.allowed:
-        raise refuse("permission_required", decision.message, decision.reason.value,
-                     details=permission_required_details(skill_id, decision.missing, manifest.permissions),
-                     missing_permissions=decision.missing)
+        raise refuse(PermissionRequired(decision.message,
+                                        permission_required_details(skill_id, decision.missing, manifest.permissions)),
+                     decision.reason.value, missing_permissions=decision.missing)
     if not now + MIN_LEAD <= run_at <= now + MAX_LEAD:
-        raise refuse("run_at_out_of_range", "runAt must be between 1 minute and 1 year ahead", "run_at_out_of_range")
+        raise refuse(RunAtOutOfRange(), "run_at_out_of_range")
     try:
         payload = definition.build_payload(JobTarget(
             agent_id=agent.agent_id, agent_name=agent.name, conversation_id=agent.default_conversation_id, note=note,
         ))
     except ValidationError as error:
-        raise RuleViolation("payload is not valid", details={"errors": [
+        raise ValidationFailed("payload is not valid", [
             {"path": ".".join(str(p) for p in e["loc"]), "message": e["msg"]} for e in error.errors(include_input=False)
-        ]}) from error
+        ]) from error
     job_id = new_id(now)
     job = BackgroundJob(
         job_id=job_id, user_id=user_id, skill_id=skill_id, skill_version=manifest.version, agent_id=agent_id,
@@ -105,8 +116,7 @@ def cancel_job(db: Db, user_id: str, job_id: str, now: datetime) -> BackgroundJo
     if job.status not in CANCELLABLE or (
         job.status is JobStatus.RETRYING and message_store.exists(db, job.conversation_id, job.job_id)
     ):
-        raise Conflict(f"a {job.status.value} job cannot be cancelled", code="job_not_cancellable",
-                       details={"status": job.status.value})
+        raise JobNotCancellable(job.status.value)
     op = job_store.transition_op(
         db, job.job_id, revision=job.revision, current=job.status, target=JobStatus.CANCELLED, now=now,
         sets={"completedAt": to_sort_time(now)}, removes=("dueShard", "dueAt"),
@@ -119,7 +129,6 @@ def cancel_job(db: Db, user_id: str, job_id: str, now: datetime) -> BackgroundJo
         if error.failed("job") is None:
             raise
         current = owned_job(db, user_id, job_id)  # a scan claimed it a moment ago
-        raise Conflict(f"a {current.status.value} job cannot be cancelled", code="job_not_cancellable",
-                       details={"status": current.status.value}) from error
+        raise JobNotCancellable(current.status.value) from error
     # The transition succeeded on exactly this revision, so the new state is known without reading it.
     return replace(job, status=JobStatus.CANCELLED, revision=job.revision + 1, updated_at=now, completed_at=now)

@@ -22,10 +22,11 @@ from msgspec import Struct
 from skillcore.capabilities import protocol as renderer
 from skillcore.capabilities import store
 from skillcore.capabilities.defences.narrowing import narrow
+from skillcore.capabilities.errors import ProtocolNotActive
 from skillcore.capabilities.models import CAPABILITY_PREFIX, CapabilityStatus, ToolBinding
 from skillcore.conversations import profile_store as users
 from skillcore.db.dynamo import Db
-from skillcore.errors import Conflict, NotFound, RuleViolation
+from skillcore.errors import NotFound, SkillDisabled
 from skillcore.policy import grant_store
 from skillcore.policy.grants import GrantScope, same_major
 from skillcore.skills.builtin import Skills
@@ -88,9 +89,9 @@ def capability_not_found() -> NotFound:
     return NotFound("capability not found")
 
 
-def not_active() -> Conflict:
+def not_active() -> ProtocolNotActive:
     """A draft's protocol without preview: 409 here (API.md), unlike deactivating a draft (422)."""
-    return Conflict("the capability is not active; its owner may preview it", code="capability_not_active")
+    return ProtocolNotActive()
 
 
 def get_protocol(
@@ -115,7 +116,7 @@ def get_protocol(
     if offered is None:
         raise capability_not_found()
     if capability_id in users.get_disabled_skills(deps.db, user_id):
-        raise RuleViolation("this skill is disabled", code="skill_disabled")
+        raise SkillDisabled()
     return Protocol(capability_id=offered.capability_id, version=offered.manifest.version,
                     markdown=renderer.render_builtin(offered), platform_capability_ids=(offered.capability_id,),
                     tool_bindings=(), missing_bindings=())

@@ -46,7 +46,7 @@ from skillcore.capabilities.service import CapabilityDeps
 from skillcore.capabilities.structure import CreateUserCapability, DraftAnswerInput
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op
-from skillcore.errors import RuleViolation, UpstreamError
+from skillcore.errors import RuleViolation, UpstreamError, ValidationFailed
 from skillcore.ids import new_id
 from skillcore.model.port import ChatModel, ModelError
 from skillcore.policy import audit_store
@@ -135,8 +135,7 @@ def start_create(deps: DraftDeps, user_id: str, description: str, *, now: dateti
 
 
 def _answer_error(index: int, field: str, message: str) -> RuleViolation:
-    return RuleViolation("an answer does not fit the draft",
-                         details={"errors": [{"path": f"answers/{index}/{field}", "message": message}]})
+    return ValidationFailed("an answer does not fit the draft", [{"path": f"answers/{index}/{field}", "message": message}])
 
 
 def _merge_answers(

@@ -44,7 +44,7 @@ from skillcore.capabilities.structure import (
 )
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Backoff, Op
-from skillcore.errors import ConcurrentUpdate, RuleViolation, VersionConflict
+from skillcore.errors import ConcurrentUpdate, ValidationFailed, VersionConflict
 from skillcore.ids import new_id
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
@@ -284,8 +284,7 @@ def delete(deps: CapabilityDeps, user_id: str, user_capability_id: str, *, now: 
             return
         except VersionConflict:
             continue
-    raise ConcurrentUpdate("the capability kept changing while it was being deleted; try again",
-                           code="concurrent_update")
+    raise ConcurrentUpdate("the capability kept changing while it was being deleted; try again")
 
 
 def _binding_target(
@@ -322,8 +321,8 @@ def update_binding(
 ) -> tuple[ToolBinding, UserCapability]:
     """Replaces a binding of a draft (the body's name must be the path's: a binding is not renamed)."""
     if body.name != name:
-        raise RuleViolation("a binding cannot be renamed",
-                            details={"errors": [{"path": "name", "message": "must equal the binding name in the path"}]})
+        raise ValidationFailed("a binding cannot be renamed",
+                               [{"path": "name", "message": "must equal the binding name in the path"}])
     current = _binding_target(deps, user_id, user_capability_id, expected_version)
     old = current.binding(name)
     if old is None:

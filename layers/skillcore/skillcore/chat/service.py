@@ -24,6 +24,7 @@ from datetime import datetime, timedelta
 import msgspec
 from msgspec import Struct
 
+from skillcore.chat.errors import ClientMessageConflict
 from skillcore.clock import Clock
 from skillcore.conversations import agent_store as agents
 from skillcore.conversations import conversation_store as conversations
@@ -37,7 +38,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.idempotency import Record, lost_claim
 from skillcore.db.transact import Op, transact
-from skillcore.errors import Conflict, NotFound, VersionConflict
+from skillcore.errors import AgentNotFound, NotFound, VersionConflict
 from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.executor.executor import Executor
 from skillcore.ids import new_id, stable_id
@@ -74,7 +75,7 @@ def post_message(
 
     agent = conversation.agent(agent_id) if agent_id else (conversation.agents[0] if conversation.agents else None)
     if agent is None:
-        raise NotFound("agent not found in this conversation", code="agent_not_found")
+        raise AgentNotFound("agent not found in this conversation")
 
     # The user message id is derived from the client's message identity, so a retried request that died
     # before committing reuses it, and with it the tool idempotency key userId + toolId + sourceMessageId.
@@ -122,7 +123,7 @@ def _run(user_id: str, conversation_id: str, result: TurnResult, now: datetime, 
 
 def _replay(recorded: Record, text: str) -> TurnResponse:
     if not recorded.same_payload(turns.payload(text)):
-        raise Conflict("clientMessageId was already used with a different text", code="client_message_conflict")
+        raise ClientMessageConflict()
     return msgspec.convert(recorded.response, TurnResponse)
 
 

@@ -8,7 +8,7 @@ from skillcore.conversations import agent_store, conversation_store, message_sto
 from skillcore.conversations.models import Agent, AgentCard, Conversation, ConversationKind, Message
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op, transact
-from skillcore.errors import NotFound, RuleViolation
+from skillcore.errors import AgentNotFound, NotFound, ValidationFailed
 from skillcore.ids import new_id
 
 
@@ -35,18 +35,17 @@ def create_agent(db: Db, user_id: str, *, name: str, persona: str, now: datetime
 def get_agent(db: Db, user_id: str, agent_id: str) -> Agent:
     agent = agent_store.get_agent(db, user_id, agent_id)
     if agent is None:
-        raise NotFound("agent not found", code="agent_not_found")
+        raise AgentNotFound()
     return agent
 
 
 def create_group(db: Db, user_id: str, *, agent_ids: list[str], title: str | None, now: datetime) -> Conversation:
     if len(set(agent_ids)) != len(agent_ids):
-        raise RuleViolation("agentIds must be distinct",
-                            details={"errors": [{"path": "agentIds", "message": "duplicate agent id"}]})
+        raise ValidationFailed("agentIds must be distinct", [{"path": "agentIds", "message": "duplicate agent id"}])
     found = agent_store.get_agents(db, user_id, agent_ids)
     missing = [a for a in agent_ids if a not in found]
     if missing:
-        raise NotFound("agent not found", code="agent_not_found", details={"agentIds": missing})
+        raise AgentNotFound(details={"agentIds": missing})
     cards = tuple(AgentCard(agent_id=a, name=found[a].name, persona=found[a].persona) for a in agent_ids)
     conversation = Conversation(
         user_id=user_id, conversation_id=new_id(now), kind=ConversationKind.GROUP, agents=cards,

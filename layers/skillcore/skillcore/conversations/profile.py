@@ -12,7 +12,7 @@ from skillcore.conversations.models import Profile
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
-from skillcore.errors import NotFound, RuleViolation
+from skillcore.errors import InvalidTimezone, NotFound
 from skillcore.timezones import valid_timezone
 
 DEFAULT_TIMEZONE = "Asia/Shanghai"
@@ -27,8 +27,7 @@ class ProfileDeps(Struct, frozen=True):
 
 def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, display_name: str | None, now: datetime) -> Profile:
     if timezone is not None and not valid_timezone(timezone):
-        raise RuleViolation(f"unknown time zone {timezone!r}", code="invalid_timezone",
-                            details={"errors": [{"path": "timezone", "message": "not an IANA time zone"}]})
+        raise InvalidTimezone(timezone)
     if deps.created_with is not None:
         profile = Profile(user_id=user_id, timezone=timezone or DEFAULT_TIMEZONE, display_name=display_name or "",
                           created_at=now, updated_at=now)

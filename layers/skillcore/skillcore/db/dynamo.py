@@ -5,6 +5,8 @@
 - `to_item`/`from_item` (db/codec.py) convert plain dicts to and from the attribute-value format.
 - Writes with conditions go through db/transact.py (`transact`, `write`), which names each operation.
 - Cursors are opaque, but they are checked to belong to the partition being listed.
+- `make_client` bounds every call: its timeouts and attempts (StoreTimeouts), and no attempt starts that could
+  not end before the invocation does (`time_left`).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import base64
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -19,7 +22,7 @@ from msgspec import Struct
 from msgspec.structs import force_setattr
 
 from skillcore.db.codec import from_item, to_value
-from skillcore.db.errors import StoreError, translate
+from skillcore.db.errors import StoreError, StoreUnavailable, translate
 from skillcore.errors import invalid_cursor
 from skillcore.settings import Settings, TableNames
 
@@ -77,20 +80,79 @@ class Db(Struct, frozen=True):
             force_setattr(self, "client", StoreClient(self.client))
 
 
-def make_client(settings: Settings) -> Any:
+# What a request keeps for itself after its last store attempt: answering (503 or not) and returning.
+ANSWER_MARGIN_SECONDS = 1.0
+
+
+class NoTimeLeft(BotoCoreError):
+    """An attempt that could not end before the invocation does was not started (a StoreUnavailable)."""
+
+    fmt = "no attempt started: {left:.1f} s left, an attempt may take {attempt:.1f} s"
+
+
+class StoreTimeouts(Struct, frozen=True):
+    """How long one DynamoDB call may take, and the rule that keeps a request within its invocation.
+
+    Each attempt takes at most `connect_s + read_s` (a stalled DynamoDB: the connection, then no answer), and
+    botocore makes at most `attempts` of them in all (standard mode, `total_max_attempts`; its backoff between
+    them is 25 ms x 2^i after a timeout, at most 1, 2, 4, 8 s after throttling). Alone that is up to
+    5 x (2 + 5) s + 15 s = 50 s for one call, far past API Gateway's 30 s, and a request makes several calls
+    (before this rule, a turn under a stopped DynamoDB answered 500 after 5 read timeouts, 25 s). So before
+    each attempt (botocore's retries included) `deadline_check` asks the invocation's time left: an attempt
+    starts only while `time_left - ANSWER_MARGIN_SECONDS >= connect_s + read_s`; otherwise the call fails at once with
+    StoreUnavailable, which the router answers 503 `store_unavailable` with Retry-After. Hence the last
+    attempt ends at least ANSWER_MARGIN_SECONDS (1 s) before the invocation's timeout, whatever the number
+    of calls and retries: with the HTTP functions' Timeout of 29 s (template Globals, below API Gateway's
+    30 s, which a unit test keeps), every answer leaves by 28 s after the invocation began. With the
+    defaults, a DynamoDB that stops answering makes a request answer 503 when its stalled call has spent its 5
+    attempts (5 read timeouts, 25 s) or when an attempt would start with fewer than 2 + 5 + 1 = 8 s left
+    (after 21 s of a 29 s invocation), whichever comes first: by 28 s at the latest.
+    """
+
+    connect_s: float = 2.0
+    read_s: float = 5.0
+    attempts: int = 5
+
+    @classmethod
+    def of(cls, settings: Settings) -> StoreTimeouts:
+        return cls(connect_s=settings.store_connect_timeout_ms / 1000, read_s=settings.store_read_timeout_ms / 1000,
+                   attempts=settings.store_max_attempts)
+
+    @property
+    def attempt_s(self) -> float:
+        """The longest one attempt may take."""
+        return self.connect_s + self.read_s
+
+    def deadline_check(self, time_left: Callable[[], float | None]) -> Callable[..., None]:
+        """The `before-send` handler that refuses an attempt the invocation has no time for."""
+        def check(**_: Any) -> None:
+            left = time_left()
+            if left is not None and left - ANSWER_MARGIN_SECONDS < self.attempt_s:
+                raise NoTimeLeft(left=left, attempt=self.attempt_s)
+        return check
+
+
+def make_client(settings: Settings, time_left: Callable[[], float | None] | None = None) -> Any:
+    """The DynamoDB client; `time_left` (seconds the invocation has left, None outside one) bounds each
+    attempt as StoreTimeouts says. Without it only the timeouts and attempts bound a call (scripts, the worker)."""
     import boto3  # imported here so modules that only describe items stay cheap to import
     from botocore.config import Config
 
+    timeouts = StoreTimeouts.of(settings)
     # A worker's items run on several threads at once, sharing this (thread-safe) client: a connection each.
-    config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5,
+    config = Config(retries={"mode": "standard", "total_max_attempts": timeouts.attempts},
+                    connect_timeout=timeouts.connect_s, read_timeout=timeouts.read_s,
                     max_pool_connections=max(10, 2 * settings.worker_concurrency))
-    return boto3.client(
+    client = boto3.client(
         "dynamodb", region_name=settings.region, endpoint_url=settings.dynamodb_endpoint, config=config
     )
+    if time_left is not None:
+        client.meta.events.register("before-send.dynamodb", timeouts.deadline_check(time_left))
+    return client
 
 
-def make_db(settings: Settings) -> Db:
-    return Db(client=make_client(settings), tables=settings.tables,
+def make_db(settings: Settings, time_left: Callable[[], float | None] | None = None) -> Db:
+    return Db(client=make_client(settings, time_left), tables=settings.tables,
               shards=ShardLayout(write=settings.due_shards, previous=settings.due_shards_previous))
 
 
@@ -117,7 +179,8 @@ BATCH_PUT_ATTEMPTS = 5
 def batch_put(db: Db, puts: dict[str, list[dict[str, Any]]], *, sleep: Any = time.sleep) -> None:
     """Unconditional Puts of items (attribute-value format) over several tables in one BatchWriteItem, the
     unprocessed ones sent again after a short pause. Not atomic: for items whose only rule is to be written
-    (each is whole, and written by one caller). Raises StoreError if some stay unprocessed."""
+    (each is whole, and written by one caller). Raises StoreUnavailable if some stay unprocessed (DynamoDB
+    leaves items unprocessed when it throttles)."""
     request: dict[str, Any] = {t: [{"PutRequest": {"Item": i}} for i in items] for t, items in puts.items() if items}
     for attempt in range(BATCH_PUT_ATTEMPTS):
         if not request:
@@ -126,7 +189,7 @@ def batch_put(db: Db, puts: dict[str, list[dict[str, Any]]], *, sleep: Any = tim
             sleep(0.01 * 2**attempt)
         request = db.client.batch_write_item(RequestItems=request).get("UnprocessedItems") or {}
     if request:
-        raise StoreError("some items stayed unprocessed", code="UnprocessedItems", operation="BatchWriteItem")
+        raise StoreUnavailable("some items stayed unprocessed", code="UnprocessedItems", operation="BatchWriteItem")
 
 
 def encode_cursor(last_key: dict[str, Any] | None) -> str | None:

@@ -6,7 +6,8 @@ call, so stores, services, the worker and the runner catch `StoreError` and its 
   (ALL_OLD), deserialised.
 - `TransactionCanceled`: a TransactWriteItems was cancelled; its reasons are by operation index. The
   transaction helper (db/transact.py) names them and raises `TransactionFailed` or retries.
-- `StoreUnavailable`: throttling, a DynamoDB-side fault or a network error, worth retrying later.
+- `StoreUnavailable`: throttling, a DynamoDB-side fault or a network error, worth retrying later (also a
+  transaction still throttled after its retries, `TransactionThrottled`); a request answers it 503.
 - `StoreError` itself: anything else (a malformed request is a bug; it surfaces as an internal error).
 """
 
@@ -68,6 +69,11 @@ class TransactionCanceled(StoreError):
     def __init__(self, message: str, *, reasons: list[Reason]):
         super().__init__(message, code="TransactionCanceledException", operation="TransactWriteItems")
         self.reasons = reasons
+
+
+class TransactionThrottled(TransactionCanceled, StoreUnavailable):
+    """A transaction still cancelled by throttling after its retries: a cancellation (its reasons by operation)
+    that is also transient, so a request answers it 503 `store_unavailable` like any other unavailability."""
 
 
 class Failure:

@@ -28,6 +28,7 @@ from skillcore.db.errors import (
     StoreUnavailable,
     TransactionCanceled,
     TransactionFailed,
+    TransactionThrottled,
 )
 from skillcore.errors import ConcurrentUpdate
 
@@ -87,11 +88,9 @@ def transact(
                 raise  # a malformed transaction (ValidationError, ...): a bug, not a race
             if attempt >= backoff.attempts:
                 if "TransactionConflict" in codes:
-                    raise ConcurrentUpdate(
-                        "another request changed the same data at the same time; try again",
-                        code="concurrent_update",
-                    ) from canceled
-                raise  # still throttled: the cancellation itself, a StoreError like any other
+                    raise ConcurrentUpdate() from canceled
+                # still throttled: the cancellation, and transient (503 `store_unavailable` to a request)
+                raise TransactionThrottled(str(canceled), reasons=canceled.reasons) from canceled
             sleep(backoff.delay(attempt, rng))
 
 
@@ -118,7 +117,5 @@ def write(
             if unavailable.code != "TransactionConflictException":
                 raise
             if attempt >= backoff.attempts:
-                raise ConcurrentUpdate(
-                    "another request changed the same data at the same time; try again", code="concurrent_update"
-                ) from unavailable
+                raise ConcurrentUpdate() from unavailable
             sleep(backoff.delay(attempt, rng))

@@ -13,10 +13,13 @@ from typing import Any
 
 from msgspec import Struct
 
-from skillcore.errors import DomainError, RuleViolation, UpstreamError, UpstreamTimeout
+from skillcore.errors import DomainError, UpstreamError, UpstreamTimeout
 from skillcore.hosted import call_store
+from skillcore.hosted.errors import UrlNotAllowed
 
 MAX_CONTENT_BYTES = 16 * 1024
+# What a forwarded call's failure can be (service.domain_error): stored with the call, replayed as stored.
+FORWARD_ERRORS: tuple[type[DomainError], ...] = (UrlNotAllowed, UpstreamError, UpstreamTimeout)
 MAX_STRUCTURED_BYTES = 64 * 1024
 
 
@@ -60,13 +63,13 @@ def answer_of(raw: dict[str, Any], call_id: str, duration_ms: int) -> CallResult
 
 
 def envelope(error: DomainError) -> dict[str, Any]:
-    return {"error": {"code": error.code, "message": error.message, "details": error.details}}
+    return {"error": {"code": error.code, "message": error.message, "details": dict(error.details)}}
 
 
 def stored_error(http_status: int, body: dict[str, Any]) -> DomainError:
     error = body["error"]
-    kind = {504: UpstreamTimeout, 502: UpstreamError}.get(http_status, RuleViolation)
-    return kind(error["message"], code=error["code"], details=error.get("details") or {})
+    kind = next((c for c in FORWARD_ERRORS if (c.status, c.code) == (http_status, error["code"])), UpstreamError)
+    return kind.restored(error["message"], error.get("details") or {})
 
 
 def replay(record: call_store.CallRecord) -> CallResult:

@@ -73,6 +73,7 @@ its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so noth
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -92,16 +93,18 @@ from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import (
-    Conflict,
     DomainError,
+    FieldError,
     IdempotencyKeyReused,
-    RuleViolation,
-    UpstreamError,
+    PermissionRequired,
+    SkillDisabled,
     UpstreamTimeout,
+    ValidationFailed,
 )
 from skillcore.hosted import call_store, endpoint_store, service
 from skillcore.hosted.call_answer import CallResult, answer_of, envelope, replay, stored_error
 from skillcore.hosted.call_state import CallState, read_call_state
+from skillcore.hosted.errors import ApprovalRequired, EndpointDisabled, ToolDrifted
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
 from skillcore.policy import audit_store
@@ -122,23 +125,20 @@ CallTool = Callable[[str, str | None, Any, str, dict[str, Any]], dict[str, Any]]
 # ---------------------------------------------------------------- refusals
 
 
-def endpoint_disabled() -> Conflict:
-    return Conflict("the endpoint is disabled", code="endpoint_disabled")
+def endpoint_disabled() -> EndpointDisabled:
+    return EndpointDisabled()
 
 
-def tool_drifted(name: str, reason: str) -> Conflict:
-    return Conflict("this tool cannot be called now", code="tool_drifted",
-                    details={"toolName": name, "reason": reason})
+def tool_drifted(name: str, reason: str) -> ToolDrifted:
+    return ToolDrifted({"toolName": name, "reason": reason})
 
 
-def approval_required(approval_id: str) -> Conflict:
-    return Conflict("this call needs your approval first", code="approval_required",
-                    details={"approvalId": approval_id})
+def approval_required(approval_id: str) -> ApprovalRequired:
+    return ApprovalRequired({"approvalId": approval_id})
 
 
-def validation_failed(errors: list[dict[str, str]]) -> RuleViolation:
-    return RuleViolation("the arguments do not match the tool's input schema", code="validation_error",
-                         details={"errors": errors})
+def validation_failed(errors: list[FieldError]) -> ValidationFailed:
+    return ValidationFailed("the arguments do not match the tool's input schema", errors)
 
 
 def key_reused() -> IdempotencyKeyReused:
@@ -150,14 +150,14 @@ def call_in_progress() -> UpstreamTimeout:
     return UpstreamTimeout("an identical call is still waiting for the endpoint")
 
 
-def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[dict[str, str]]:
+def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[FieldError]:
     """Each violation as its JSON path and keyword: the validator's messages quote values, so they are dropped."""
     from jsonschema import Draft202012Validator
     from referencing import Registry
 
     validator = Draft202012Validator(schema, registry=Registry())
     found = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, str(e.validator)))
-    return [{"path": e.json_path, "keyword": str(e.validator)} for e in found[:MAX_VALIDATION_ERRORS]]
+    return [FieldError(path=e.json_path, keyword=str(e.validator)) for e in found[:MAX_VALIDATION_ERRORS]]
 
 
 # ---------------------------------------------------------------- audit
@@ -228,7 +228,8 @@ class _Claim:
 
     def __init__(self, db: Db, ops: list[Op]) -> None:
         self.lost: Exception | None = None
-        self.won: Future[bool] = _BESIDE.submit(self._commit, db, ops)
+        # In a copy of this context: the commit's store attempts keep the invocation's deadline (invocation.py).
+        self.won: Future[bool] = _BESIDE.submit(contextvars.copy_context().run, self._commit, db, ops)
 
     def _commit(self, db: Db, ops: list[Op]) -> bool:
         try:
@@ -298,7 +299,7 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     count before the user's. Raises the API's DomainErrors."""
     unsafe = non_finite(arguments)
     if unsafe:  # not JSON, no digest exists for them (approvals/digest.py): a malformed body, before any read
-        raise validation_failed([{"path": p, "keyword": "finite"} for p in unsafe[:MAX_VALIDATION_ERRORS]])
+        raise validation_failed([FieldError(path=p, keyword="finite") for p in unsafe[:MAX_VALIDATION_ERRORS]])
     request = _Request(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name, arguments=arguments,
                        operation=approvals.operation_of(endpoint_id, tool_name, arguments),
                        client_call_id=client_call_id, approval_id=approval_id, agent_id=agent_id, now=now)
@@ -320,10 +321,10 @@ def _granted(request: _Request, state: CallState) -> _Audit:
     audit = _Audit(deps=deps, user_id=request.user_id, endpoint_id=request.endpoint_id, tool_name=request.tool_name,
                    digest=request.operation.arguments_digest, now=request.now)
     if skill.skill_id in state.disabled_skills:
-        raise audit.refused(RuleViolation("this skill is disabled", code="skill_disabled"))
+        raise audit.refused(SkillDisabled())
     decision = decide(request.policy(state, OperationApproval(requires_approval=False, approved=False)))
     if not decision.allowed:
-        raise audit.refused(RuleViolation(decision.message, code="permission_required", details=(
+        raise audit.refused(PermissionRequired(decision.message, (
             permission_required_details(skill.skill_id, decision.missing, skill.permissions))))
     return replace(audit, scope=decision.scope)
 
@@ -399,7 +400,7 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
     except EgressError as error:
         duration_ms = int((time.monotonic() - started) * 1000)
         failure = service.domain_error(error)
-        http_status = {UpstreamTimeout: 504, UpstreamError: 502}.get(type(failure), 422)
+        http_status = failure.status
         body = envelope(failure)
     if not claim.won.result():  # nothing of the call was sent: it is another's, or its approval is not usable
         lost = claim.lost

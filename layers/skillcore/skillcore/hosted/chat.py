@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
+from skillcore.approvals.errors import ApprovalNotPending
 from skillcore.conversations.models import ConversationKind, RunKind, RunOutcome
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
-from skillcore.errors import DomainError
+from skillcore.errors import DomainError, UnknownTool
 from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.hosted import chat_call_store as chat_calls
 from skillcore.hosted import endpoint_store
@@ -37,6 +38,7 @@ from skillcore.hosted.chat_replies import (
 )
 from skillcore.hosted.chat_tools import OfferedTool, ToolMap, offered_tools, wire_name
 from skillcore.hosted.chat_words import Answer, parse_answer, parse_command
+from skillcore.hosted.errors import ApprovalRequired
 from skillcore.hosted.models import MAX_ENDPOINTS_PER_USER
 from skillcore.language import Language
 from skillcore.model.port import ModelError, ModelResponse, SystemBlock, ToolChoice, ToolSpec
@@ -124,19 +126,22 @@ class HostedChatBranch:
             result = calls.call(self._hosted_deps(), ctx.user_id, offered.endpoint.endpoint_id,
                                 tool_name=offered.tool.name, arguments=arguments, client_call_id=call_id,
                                 approval_id=approval_id, now=ctx.now, agent_id=ctx.agent.agent_id)
-        except DomainError as error:
-            if error.code == "approval_required" and approval_id is None:
-                asked = str(error.details["approvalId"])
-                from skillcore.approvals.digest import arguments_preview
+        except ApprovalRequired as required:
+            if approval_id is not None:  # asked again for a call its approval was given for: it failed
+                return self._fixed(ctx, asker, failed_text(label, required.code, language), RunOutcome.FAILED,
+                                   writes=writes)
+            asked = required.details["approvalId"]
+            from skillcore.approvals.digest import arguments_preview
 
-                pending = chat_calls.ChatCall(
-                    user_id=ctx.user_id, approval_id=asked, conversation_id=ctx.conversation.conversation_id,
-                    agent_id=ctx.agent.agent_id, endpoint_id=offered.endpoint.endpoint_id,
-                    endpoint_name=offered.endpoint.name, tool_name=offered.tool.name, arguments=arguments,
-                    client_call_id=call_id, asked_at=ctx.now, language=language.value)
-                text = ask_text(label, asked, arguments_preview(arguments), language)
-                return self._fixed(ctx, asker, text, RunOutcome.SUCCEEDED,
-                                   writes=(*writes, Op("chat_call", chat_calls.put_op(self._db, pending))))
+            pending = chat_calls.ChatCall(
+                user_id=ctx.user_id, approval_id=asked, conversation_id=ctx.conversation.conversation_id,
+                agent_id=ctx.agent.agent_id, endpoint_id=offered.endpoint.endpoint_id,
+                endpoint_name=offered.endpoint.name, tool_name=offered.tool.name, arguments=arguments,
+                client_call_id=call_id, asked_at=ctx.now, language=language.value)
+            text = ask_text(label, asked, arguments_preview(arguments), language)
+            return self._fixed(ctx, asker, text, RunOutcome.SUCCEEDED,
+                               writes=(*writes, Op("chat_call", chat_calls.put_op(self._db, pending))))
+        except DomainError as error:
             return self._fixed(ctx, asker, failed_text(label, error.code, language), RunOutcome.FAILED, writes=writes)
         text = result_text(label, result, language)
         try:
@@ -169,7 +174,7 @@ class HostedChatBranch:
                              ApprovalDecision.APPROVE if answer.approve else ApprovalDecision.DENY,
                              skill_id=HOSTED_WORKFLOWS.skill_id, skill_version=HOSTED_WORKFLOWS.version, now=ctx.now)
         except DomainError as error:
-            status = str(error.details.get("status", error.code))
+            status = error.details["status"] if isinstance(error, ApprovalNotPending) else error.code
             # Approved already (by API meanwhile, or by this very answer in a turn that died before it committed):
             # the call below is idempotent by its clientCallId, so it answers the one result and never calls twice.
             if not (answer.approve and status in ("approved", "used")):
@@ -180,7 +185,7 @@ class HostedChatBranch:
         endpoint = endpoint_store.get_endpoint(self._db, ctx.user_id, chosen.endpoint_id)
         tool = endpoint.snapshot.tool(chosen.tool_name) if endpoint else None
         if endpoint is None or tool is None:
-            return self._fixed(ctx, _NO_MODEL, failed_text(label, "unknown_tool", language), RunOutcome.FAILED,
+            return self._fixed(ctx, _NO_MODEL, failed_text(label, UnknownTool.code, language), RunOutcome.FAILED,
                                writes=done)
         return self._call(ctx, _NO_MODEL, OfferedTool(endpoint=endpoint, tool=tool), chosen.arguments, language,
                           chosen.client_call_id, approval_id=chosen.approval_id, writes=done)

@@ -39,7 +39,8 @@ from skillcore.db.codec import from_item, to_item, to_value
 from skillcore.db.dynamo import Db, batch_get, key, query_page
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
-from skillcore.errors import AlreadyExists, ConcurrentUpdate, NotFound, QuotaExceeded, VersionConflict
+from skillcore.errors import ConcurrentUpdate, NotFound, QuotaExceeded, VersionConflict
+from skillcore.hosted.errors import EndpointNameTaken
 from skillcore.hosted.models import (
     MAX_ENDPOINTS_PER_USER,
     HostedEndpoint,
@@ -68,8 +69,8 @@ def endpoint_not_found() -> NotFound:
     return NotFound("hosted endpoint not found")
 
 
-def name_taken() -> AlreadyExists:
-    return AlreadyExists("an endpoint with this name already exists", code="endpoint_name_taken")
+def name_taken() -> EndpointNameTaken:
+    return EndpointNameTaken()
 
 
 def quota_exceeded() -> QuotaExceeded:
@@ -78,7 +79,7 @@ def quota_exceeded() -> QuotaExceeded:
 
 
 def version_conflict(current: int) -> VersionConflict:
-    return VersionConflict("the endpoint changed since that version", details={"currentVersion": current})
+    return VersionConflict("the endpoint changed since that version", {"currentVersion": current})
 
 
 def _tools_json(snapshot: Snapshot) -> str:

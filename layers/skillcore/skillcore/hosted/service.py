@@ -21,10 +21,17 @@ from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
 from skillcore.egress.errors import EgressError, Refused, UpstreamTimeout
 from skillcore.egress.settings import EgressSettings
-from skillcore.errors import ConcurrentUpdate, DomainError, RuleViolation, UpstreamError, VersionConflict
+from skillcore.errors import (
+    ConcurrentUpdate,
+    DomainError,
+    UnknownTool,
+    UpstreamError,
+    VersionConflict,
+)
 from skillcore.errors import UpstreamTimeout as UpstreamTimeoutError
 from skillcore.hosted import endpoint_store as store
 from skillcore.hosted import secrets, snapshot
+from skillcore.hosted.errors import UrlNotAllowed
 from skillcore.hosted.models import (
     MAX_TOOLS,
     EndpointSecret,
@@ -68,8 +75,8 @@ def egress_now(deps: HostedDeps) -> EgressSettings:
     return replace(deps.egress, deadline_seconds=max(MIN_DEADLINE_SECONDS, left - ANSWER_MARGIN_SECONDS))
 
 
-def url_not_allowed(reason: str) -> RuleViolation:
-    return RuleViolation("the URL is not allowed", code="url_not_allowed", details={"reason": reason})
+def url_not_allowed(reason: str) -> UrlNotAllowed:
+    return UrlNotAllowed({"reason": reason})
 
 
 def domain_error(error: EgressError) -> DomainError:
@@ -77,7 +84,7 @@ def domain_error(error: EgressError) -> DomainError:
         return url_not_allowed(error.reason)
     if isinstance(error, UpstreamTimeout):
         return UpstreamTimeoutError("the endpoint did not answer in time")
-    return UpstreamError("the endpoint answered badly", code="upstream_error", details={"reason": error.reason})
+    return UpstreamError("the endpoint answered badly", {"reason": error.reason})
 
 
 @contextmanager
@@ -172,8 +179,8 @@ class ToolChange(Struct, frozen=True, kw_only=True):
     requires_approval: bool | None = None
 
 
-def unknown_tool(name: str) -> RuleViolation:
-    return RuleViolation("the endpoint's snapshot has no such tool", code="unknown_tool", details={"toolName": name})
+def unknown_tool(name: str) -> UnknownTool:
+    return UnknownTool("the endpoint's snapshot has no such tool", {"toolName": name})
 
 
 def _status_for(wanted: EndpointStatus, pending: PendingSnapshot | None) -> EndpointStatus:
@@ -283,7 +290,7 @@ def fingerprint_mismatch(endpoint: HostedEndpoint) -> VersionConflict:
     decide on what is pending now. `details.pendingFingerprint` is null when nothing is pending."""
     pending = endpoint.pending.snapshot.fingerprint if endpoint.pending is not None else None
     return VersionConflict("the pending tool list is not the one with that fingerprint",
-                           details={"currentVersion": endpoint.version, "pendingFingerprint": pending})
+                           {"currentVersion": endpoint.version, "pendingFingerprint": pending})
 
 
 def accept(deps: HostedDeps, user_id: str, endpoint_id: str, *, expected_version: int, fingerprint: str,

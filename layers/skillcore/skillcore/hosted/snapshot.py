@@ -27,7 +27,7 @@ from typing import Any
 import rfc8785
 from msgspec.structs import replace
 
-from skillcore.errors import RuleViolation
+from skillcore.hosted.errors import SnapshotInvalid, SnapshotInvalidDetails
 from skillcore.hosted.models import (
     MAX_SNAPSHOT_BYTES,
     MAX_TOOLS,
@@ -48,12 +48,11 @@ REGEX_KEYWORDS = ("pattern", "patternProperties")
 REFS = ("$ref", "$dynamicRef")
 
 
-def snapshot_invalid(rule: str, tool: str | None = None) -> RuleViolation:
-    details: dict[str, Any] = {"rule": rule}
+def snapshot_invalid(rule: str, tool: str | None = None) -> SnapshotInvalid:
+    details = SnapshotInvalidDetails(rule=rule)
     if tool is not None:
         details["tool"] = tool
-    return RuleViolation(f"the endpoint's tool list is not acceptable: {rule}", code="snapshot_invalid",
-                         details=details)
+    return SnapshotInvalid(f"the endpoint's tool list is not acceptable: {rule}", details)
 
 
 def _walk(schema: Any, tool: str, depth: int) -> None:

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from skillcore.conversations import agent_store
 from skillcore.db.dynamo import Db
-from skillcore.errors import NotFound
+from skillcore.errors import AgentNotFound
 from skillcore.ids import new_id
 from skillcore.memory import store as memory_store
 from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
@@ -14,7 +14,7 @@ from skillcore.memory.models import MemoryItem, MemorySource, MemoryStatus
 
 def _own_agent(db: Db, user_id: str, agent_id: str) -> None:
     if agent_store.get_agent(db, user_id, agent_id) is None:
-        raise NotFound("agent not found", code="agent_not_found")
+        raise AgentNotFound()
 
 
 def list_memories(

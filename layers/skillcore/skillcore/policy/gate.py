@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from msgspec import Struct
 
+from skillcore.errors import PermissionRequiredDetails
 from skillcore.policy.grants import GrantScope, PermissionGrant, same_major
 from skillcore.skills.manifest import ApprovalMode, PermissionRequirement, RiskLevel
 
@@ -134,8 +135,9 @@ def decide(request: PolicyInput) -> PolicyDecision:
 
 def permission_required_details(
     skill_id: str, missing: tuple[str, ...], requirements: tuple[PermissionRequirement, ...] = ()
-) -> dict[str, object]:
+) -> PermissionRequiredDetails:
     """`details` of every 422 `permission_required`: which skill needs which permission, so a client can
     offer the very grant (`PATCH /rpc/skills/permissions` takes the same two fields)."""
     codes = list(missing) or [p.code for p in requirements]
-    return {"skillId": skill_id, "permissionCode": codes[0] if codes else None, "missingPermissions": codes}
+    return PermissionRequiredDetails(skillId=skill_id, permissionCode=codes[0] if codes else None,
+                                     missingPermissions=codes)

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from skillcore.conversations import agent_store
 from skillcore.db.dynamo import Db
-from skillcore.errors import NotFound, RuleViolation
+from skillcore.errors import AgentNotFound, PermissionNotDeclared, SkillNotFound
 from skillcore.ids import new_id
 from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
@@ -19,14 +19,13 @@ def set_permission(
 ) -> PermissionGrant:
     manifest = skills.manifest(skill_id)
     if manifest is None:
-        raise NotFound("skill not found", code="skill_not_found")
+        raise SkillNotFound()
     if manifest.requirement(code) is None:
-        raise RuleViolation(
-            f"{skill_id} does not declare {code}", code="permission_not_declared",
-            details={"declared": [p.code for p in manifest.permissions]},
+        raise PermissionNotDeclared(
+            f"{skill_id} does not declare {code}", {"declared": [p.code for p in manifest.permissions]},
         )
     if scope.agent_id is not None and agent_store.get_agent(db, user_id, scope.agent_id) is None:
-        raise NotFound("agent not found", code="agent_not_found")
+        raise AgentNotFound()
     grant = grant_store.set_grant(
         db, user_id=user_id, skill_id=skill_id, skill_version=manifest.version, code=code, scope=scope,
         granted=granted, grant_id=new_id(now), now=now,

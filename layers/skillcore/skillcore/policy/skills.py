@@ -8,7 +8,7 @@ from msgspec import Struct
 
 from skillcore.conversations import profile_store as users
 from skillcore.db.dynamo import Db
-from skillcore.errors import NotFound
+from skillcore.errors import SkillNotFound
 from skillcore.policy import grant_store
 from skillcore.policy.grants import PermissionGrant, ScopeType, same_major
 from skillcore.skills.builtin import Skills
@@ -41,7 +41,7 @@ def catalog(db: Db, skills: Skills, user_id: str) -> list[CatalogEntry]:
 def set_enabled(db: Db, skills: Skills, user_id: str, skill_id: str, enabled: bool, now: datetime) -> CatalogEntry:
     manifest = skills.manifest(skill_id)
     if manifest is None:
-        raise NotFound("skill not found", code="skill_not_found")
+        raise SkillNotFound()
     disabled = users.set_skill_enabled(db, user_id, skill_id, enabled, now)
     granted = _granted_codes(grant_store.all_grants(db, user_id), manifest) if manifest.permissions else frozenset()
     return CatalogEntry(manifest, skill_id not in disabled, granted)

@@ -19,7 +19,13 @@ from skillcore.clock import Clock
 from skillcore.conversations import agent_store
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import transact
-from skillcore.errors import DomainError, NotFound, RuleViolation
+from skillcore.errors import (
+    AgentNotFound,
+    Internal,
+    PermissionRequired,
+    SkillDisabled,
+    ValidationFailed,
+)
 from skillcore.ids import new_id
 from skillcore.memory.ports import read_only_ports, turn_memory_reader
 from skillcore.policy import audit_store, grant_store
@@ -34,10 +40,9 @@ class ToolCallDeps(Struct, frozen=True):
     clock: Clock
 
 
-class ToolFailed(DomainError):
-    """The tool ran and failed (timeout, handler error, invalid output): nothing is invented around it."""
-
-    code = "internal"
+class ToolFailed(Internal):
+    """The tool ran and failed (timeout, handler error, invalid output): nothing is invented around it. Answered
+    as `internal` (500), with the tool's message."""
 
 
 def call_tool_skill(
@@ -47,7 +52,7 @@ def call_tool_skill(
     db, now = deps.db, deps.clock()
     manifest = definition.manifest
     if agent_store.get_agent(db, user_id, agent_id) is None:
-        raise NotFound("agent not found", code="agent_not_found")
+        raise AgentNotFound()
     disabled, grants = grant_store.read_policy_state(db, user_id, [
         grant_store.grant_key(user_id, manifest.skill_id, p.code, scope)
         for p in manifest.permissions for scope in scope_candidates(agent_id)
@@ -59,7 +64,7 @@ def call_tool_skill(
             action=AuditAction.TOOL_EXECUTE, decision=Decision.DENIED, target_id=agent_id, reason="skill_disabled",
             metadata=AuditMetadata(tool_id=definition.tool_id, source_message_id=call_id),
         ))
-        raise RuleViolation("this skill is disabled", code="skill_disabled")
+        raise SkillDisabled()
 
     runner = ToolRunner(db, clock=lambda: now, new_id=lambda: new_id(now))
     ports = read_only_ports(turn_memory_reader(db))(user_id, agent_id)
@@ -72,10 +77,10 @@ def call_tool_skill(
     if outcome.status is ToolStatus.DENIED:
         decision = outcome.decision
         missing = decision.missing if decision else ()
-        raise RuleViolation(decision.message if decision else "a permission is required", code="permission_required",
-                            details=permission_required_details(manifest.skill_id, missing, manifest.permissions))
+        raise PermissionRequired(decision.message if decision else None,
+                                 permission_required_details(manifest.skill_id, missing, manifest.permissions))
     if outcome.status is ToolStatus.FAILED or outcome.output is None:
         if outcome.error_code == "invalid_input":
-            raise RuleViolation("the tool input is not valid")
+            raise ValidationFailed("the tool input is not valid")
         raise ToolFailed("the tool failed", details={"reason": outcome.error_code})
     return outcome.output
