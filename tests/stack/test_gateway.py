@@ -23,9 +23,10 @@ import pytest
 
 from skillcore_local import ddb_local
 from skillcore_local.ddb_local import DynamoDBLocal, client
-from skillcore_local.gateway import Route, http_event, http_routes, match_route
 from skillcore_local.invoke import FunctionRegistry
 from skillcore_local.jwt_local import issue_token
+from skillcore_local.payload import http_event
+from skillcore_local.routing import Route, http_routes, match_route
 from skillcore_local.template import ROOT, ensure_tables
 
 from .conftest import StackClient
@@ -832,7 +833,7 @@ def test_a_handler_that_fails_to_import_fails_its_requests_only(tmp_path: Path) 
 
 
 def test_invoke_cli_runs_a_handler_once_against_dynamodb_local(stack: StackClient, tmp_path: Path) -> None:
-    from skillcore_local.gateway import Route
+    from skillcore_local.routing import Route
 
     event = http_event(
         method="GET",
