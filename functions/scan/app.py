@@ -10,15 +10,12 @@ init_phase.begin()  # before the other imports: the collector is paused for init
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from skillcore.db.dynamo import make_db
+from skillcore import bootstrap
 from skillcore.observability import logger, metrics
-from skillcore.settings import Settings
 from skillcore.work.scan import dispatch_scan, scan_time
-from skillcore.work.sqs_queue import make_work_queue
 
-settings = Settings.from_env()
-db = make_db(settings)
-queue = make_work_queue(settings.work_queue_url, settings.region)
+root = bootstrap.scan()
+db, queue = root.db, root.work_queue
 
 init_phase.end()
 
