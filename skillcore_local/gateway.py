@@ -1,7 +1,7 @@
 """A local stand-in for the API Gateway HTTP API in front of the functions (payload format 2.0).
 
 The gateway dispatches each request to the module whose job it is: a route to a function (routing.py, from the
-`HttpApi` events in template.yaml, matched the way API Gateway matches), checked by the JWT authorizer stand-in
+route table, skillcore/api/route_table.py, matched the way API Gateway matches), checked by the JWT authorizer stand-in
 (authorizer.py), turned into the 2.0 event AWS would send and the handler's result back into HTTP with the 2.0
 response rules (payload.py), the handler run in-process (invoke.py). Local-only routes exist besides (never
 deployed): `POST /_local/scan` and `POST|DELETE /_local/faults` (local_routes.py), the page's sign-in
@@ -34,7 +34,7 @@ from skillcore_local.page import handles as serves_page
 from skillcore_local.page import handles_local as serves_sign_in
 from skillcore_local.payload import aws_internal_error, from_lambda_result, http_event, new_request_id
 from skillcore_local.responses import HttpResponse, error_response
-from skillcore_local.routing import Route, http_routes, match_route
+from skillcore_local.routing import Route, match_route, table_routes
 from skillcore_local.sqs import QUEUE_URL, EventSource
 
 # RFC 9110 `token`: any such method reaches the router (which answers 405 with Allow); anything else is a 400.
@@ -56,7 +56,8 @@ class Gateway:
         contract: ContractFiles | None = None,
     ) -> None:
         self.registry = registry or FunctionRegistry()
-        self.routes = routes if routes is not None else http_routes()
+        self._routes = routes
+        self._routes_lock = threading.Lock()
         self.jwt_secret = jwt_secret or default_secret()
         self.access_log = access_log
         self.contract = contract or ContractFiles()
@@ -89,6 +90,15 @@ class Gateway:
             if local_queue(QUEUE_URL) is self.work.queue:
                 register_local(QUEUE_URL, self._queue_before)
             self._registered = False
+
+    @property
+    def routes(self) -> list[Route]:
+        """The given routes, else the route table's, read on the first request: the route modules import the
+        layer, whose modules read the handlers' environment (the stack applies it after making the gateway)."""
+        with self._routes_lock:
+            if self._routes is None:
+                self._routes = table_routes()
+            return self._routes
 
     @property
     def port(self) -> int:

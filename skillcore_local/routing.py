@@ -1,5 +1,9 @@
 """The gateway's routes to the functions, matched the way API Gateway matches: exact and `{param}` routes
-beat `{proxy+}`; a method beats `ANY`."""
+beat `{proxy+}`; a method beats `ANY`.
+
+The gateway takes them from the route table (skillcore/api/route_table.py, `table_routes`), the one declaration of
+which function serves which route; `http_routes` reads template.yaml's HttpApi events the same way, and
+tests/unit/test_template.py checks the two agree."""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
 
+from skillcore_local.invoke import ensure_layer_on_path
 from skillcore_local.template import load_template
 
 
@@ -85,6 +90,14 @@ def http_routes(template: dict[str, Any] | None = None) -> list[Route]:
                 )
             )
     return routes
+
+
+def table_routes() -> list[Route]:
+    """Every route of the HTTP API as the route table declares it (route_table.api_routes)."""
+    ensure_layer_on_path()
+    from skillcore.api import route_table
+
+    return [Route(route.method, route.path, route.function, route.auth) for route in route_table.api_routes()]
 
 
 def match_route(routes: list[Route], method: str, raw_path: str) -> tuple[Route, dict[str, str]] | None:

@@ -26,7 +26,7 @@ from skillcore_local.ddb_local import DynamoDBLocal, client
 from skillcore_local.invoke import FunctionRegistry
 from skillcore_local.jwt_local import issue_token
 from skillcore_local.payload import http_event
-from skillcore_local.routing import Route, http_routes, match_route
+from skillcore_local.routing import Route, http_routes, match_route, table_routes
 from skillcore_local.template import ROOT, ensure_tables
 
 from .conftest import StackClient
@@ -256,8 +256,9 @@ def test_parameter_route_beats_greedy_route_for_its_method_only(
     assert rpc.event["pathParameters"] == {"proxy": "conversations/conv-1/messages"}
 
 
-def test_routes_come_from_the_template() -> None:
-    routes = {route.key: route for route in http_routes()}
+def test_routes_come_from_the_route_table_and_are_the_templates() -> None:
+    routes = {route.key: route for route in table_routes()}
+    assert set(routes.values()) == set(http_routes())
     assert routes["GET /rpc/health"].function == "RpcFunction" and not routes["GET /rpc/health"].auth
     assert routes["ANY /rpc/{proxy+}"].function == "RpcFunction" and routes["ANY /rpc/{proxy+}"].auth
     assert routes[f"POST {CHAT_PATH}"].function == "ChatTurnFunction" and routes[f"POST {CHAT_PATH}"].auth
