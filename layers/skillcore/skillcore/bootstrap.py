@@ -14,6 +14,7 @@ stack runs every function in one process, each with its own clients (and its own
 from __future__ import annotations
 
 import functools
+import importlib
 from collections.abc import Callable
 from datetime import datetime
 from functools import cached_property
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
     from skillcore.executor.executor import Executor
     from skillcore.hosted.service import HostedDeps
     from skillcore.invocation import InvocationBudget
+    from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
     from skillcore.settings import Settings
     from skillcore.skills.builtin import Skills
@@ -58,6 +60,16 @@ GROUP_DEPS: dict[str, str] = {
     "skillcore.api.tools_capabilities": "capability_routes",
     "skillcore.api.tools_hosted": "hosted_routes",
 }
+
+
+def offline_planner(module: str) -> ToolPlanner:
+    """The offline model's tool planner `module.plan`, imported on its first call: a function deployed with
+    Bedrock never calls it, so its cold start does not import it."""
+
+    def plan(request: Any) -> Any:
+        return importlib.import_module(module).plan(request)
+
+    return plan
 
 
 class Root:
@@ -113,11 +125,11 @@ class Root:
     def automation_model(self) -> ChatModel:
         """Automation runs may think longer than a chat turn: a worker has minutes, not API Gateway's 29 s. Their
         model calls share a rate (settings.model_calls_per_minute) so a burst stays within the Bedrock quota."""
-        from skillcore.automation.offline_extraction import plan
         from skillcore.automation.throttle import throttled
         from skillcore.model.factory import make_model
 
-        return throttled(make_model(self.settings, read_timeout=60.0, tool_planner=plan), self.settings)
+        planner = offline_planner("skillcore.automation.offline_extraction")
+        return throttled(make_model(self.settings, read_timeout=60.0, tool_planner=planner), self.settings)
 
     # -- the features' collaborators
     @cached_property
@@ -158,13 +170,12 @@ class Root:
     def drafts(self) -> DraftDeps:
         """The draft generator's model (offline: the deterministic drafter) is built on the first draft request.
         A proposal of 20 steps is a few thousand tokens of tool input, more than a chat reply's budget."""
-        from skillcore.capabilities import offline_drafter
         from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
         from skillcore.model.factory import make_model
 
         settings = self.settings
         model = functools.cache(lambda: make_model(settings, read_timeout=DRAFT_READ_TIMEOUT_S,
-                                                   tool_planner=offline_drafter.plan))
+                                                   tool_planner=offline_planner("skillcore.capabilities.offline_drafter")))
         return DraftDeps(capabilities=self.capabilities, model=model,
                          max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))
 
