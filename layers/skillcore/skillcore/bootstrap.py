@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from skillcore.api.routes_hosted import HostedRouteDeps
     from skillcore.api.routes_skills import SkillDeps
     from skillcore.api.toolbox import Toolbox
+    from skillcore.approvals.models import Approval
     from skillcore.capabilities.catalog import CatalogDeps
     from skillcore.capabilities.drafts import DraftDeps
     from skillcore.capabilities.service import CapabilityDeps
@@ -223,18 +224,21 @@ class Root:
     @cached_property
     def approval_routes(self) -> ApprovalDeps:
         from skillcore.api.routes_approvals import ApprovalDeps
-        from skillcore.approvals.models import ApprovalStatus
-        from skillcore.hosted.chat import deliver_after_decision
         from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 
         hosted = self.hosted
         db = self.db
-        return ApprovalDeps(
-            db=db, skill=HOSTED_WORKFLOWS, clock=self.clock,
-            # an approval asked in a chat: the approved call runs here and its result is posted to the conversation
-            after_decision=lambda user_id, approval, now: deliver_after_decision(
-                db, hosted, user_id, approval.approval_id, approved=approval.status is ApprovalStatus.APPROVED,
-                now=now))
+
+        def after_decision(user_id: str, approval: Approval, now: datetime) -> object:
+            """An approval asked in a chat: the approved call runs here and its result is posted to the
+            conversation (hosted/chat.py, imported by the first decision)."""
+            from skillcore.approvals.models import ApprovalStatus
+            from skillcore.hosted.chat import deliver_after_decision
+
+            return deliver_after_decision(db, hosted, user_id, approval.approval_id,
+                                          approved=approval.status is ApprovalStatus.APPROVED, now=now)
+
+        return ApprovalDeps(db=db, skill=HOSTED_WORKFLOWS, clock=self.clock, after_decision=after_decision)
 
     @cached_property
     def hosted_routes(self) -> HostedRouteDeps:
