@@ -287,8 +287,12 @@ def rpc() -> HttpFunction:
 
 
 def chat_turn() -> HttpFunction:
+    """ChatTurnFunction. What every turn uses is built at init, not by the first turn: the model and its client,
+    the hosted branch and the executor's assembly."""
     function = http_function("ChatTurnFunction")
-    function.root.chat_model  # noqa: B018 - the model's client is made at init, as every cold start's clients are
+    function.root.chat_model  # noqa: B018
+    function.root.hosted_branch  # noqa: B018
+    importlib.import_module("skillcore.executor.assembly")
     return function
 
 
