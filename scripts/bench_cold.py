@@ -33,8 +33,9 @@ from typing import Any
 from scripts.bench_common import LAYER_DIR, ROOT, VENV_PYTHON, Report, median
 
 SECTION = "cold import"
-TARGET_RATIO = 1.5
-FUNCTIONS = ("RpcFunction", "ChatTurnFunction", "ScanFunction")
+TARGET_RATIO = 1.3
+# McpFunction is measured against a bare MCP server with the same SDK (section mcp, scripts/bench_mcp.py).
+FUNCTIONS = ("RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction", "HostedFunction")
 HEAVY = ("boto3", "pydantic", "aws_lambda_powertools.logging", "aws_lambda_powertools.event_handler", "asyncio")
 
 BARE_HANDLER = '''"""A bare handler: Powertools Logger, boto3, one DynamoDB client."""
@@ -214,7 +215,7 @@ def run(report: Report, *, quick: bool) -> dict[str, Any]:
                      "-" if baseline else f"{median(samples[name]) / median(samples['bare handler']):.2f}",
                      "" if baseline else ("ok" if ratio <= TARGET_RATIO else "MISSED")))
     report.table(["module", "median ms", "min ms", "max ms", "CPU ms (median)", "modules", "ratio to bare",
-                  "CPU ratio", "ratio of medians", "target <= 1.5"], rows)
+                  "CPU ratio", "ratio of medians", f"target <= {TARGET_RATIO}"], rows)
     report.line("  (ratio to bare: median over rounds of function / the bare handler measured just before it, the verdict;"
                 " the CPU-time ratio is the same over process CPU time; the ratio of the two medians is shown"
                 " for comparison)")

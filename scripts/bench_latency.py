@@ -85,7 +85,7 @@ def _rows(label: str, turns: list[Turn]) -> list[tuple[str, ...]]:
 
 
 def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
-    from skillcore_local import gateway as gateway_module
+    from skillcore_local import http_server
     from skillcore_local.jwt_local import issue_token
     from skillcore_local.stack import LocalStack
 
@@ -148,7 +148,7 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                                                       for i in range(fresh_turns)]
                 # Diagnostic: the same keep-alive turns with Nagle's algorithm off on the gateway's sockets
                 # (a class attribute of socketserver's StreamRequestHandler, set here in this process only).
-                handler_class = gateway_module._Handler
+                handler_class = http_server.RequestHandler
                 saved = handler_class.__dict__.get("disable_nagle_algorithm")
                 handler_class.disable_nagle_algorithm = True
                 try:

@@ -15,22 +15,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import msgspec
 from pydantic import BaseModel
 
 from skillcore import VERSION
-from skillcore.api import (
-    routes_approvals,
-    routes_automation,
-    routes_background,
-    routes_capabilities,
-    routes_chat,
-    routes_core,
-    routes_hosted,
-    routes_skills,
-)
+from skillcore.api import route_table
 from skillcore.api.app import PATH_ID, Route, Routes
 
 REF = "#/components/schemas/{name}"
@@ -71,23 +62,11 @@ ERROR_ENVELOPE = {
 
 
 def function_routes() -> dict[str, Routes]:
-    """The routes of each HTTP function, registered as the functions register them.
+    """The routes of each HTTP function, registered as the functions register them (api/route_table.py).
 
     The handlers are never called here, so they get no collaborators (an integration test checks that the
     functions' own route tables are these)."""
-    nothing = cast(Any, None)
-    rpc = Routes()
-    routes_core.register(rpc, nothing)
-    routes_background.register(rpc, nothing)
-    routes_skills.register(rpc, nothing)
-    routes_automation.register(rpc, nothing)
-    routes_capabilities.register(rpc, nothing)
-    chat = Routes()
-    routes_chat.register(chat, nothing)
-    hosted = Routes()
-    routes_approvals.register(hosted, nothing)
-    routes_hosted.register(hosted, nothing)
-    return {"RpcFunction": rpc, "ChatTurnFunction": chat, "HostedFunction": hosted}
+    return {logical_id: route_table.routes(logical_id) for logical_id in route_table.http_functions()}
 
 
 def all_routes() -> list[Route]:

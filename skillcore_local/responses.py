@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,3 +42,11 @@ def method_not_allowed(method: str, path: str, allowed: tuple[str, ...]) -> Http
         {"allowed": list(allowed)},
         headers=[("allow", ", ".join(allowed))],
     )
+
+
+def log_failure(what: str, error: BaseException) -> None:
+    """One log line: the error's type and where it was raised, never its message. An exception's text can carry
+    stored data (a record's fields, a user's text); the type and the frame are enough to find the bug."""
+    frames = traceback.extract_tb(error.__traceback__)
+    where = f" at {frames[-1].filename}:{frames[-1].lineno} in {frames[-1].name}" if frames else ""
+    print(f"ERROR: {what} failed: {type(error).__name__}{where}", file=sys.stderr, flush=True)

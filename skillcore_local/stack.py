@@ -20,9 +20,10 @@ from pathlib import Path
 from types import FrameType
 
 from skillcore_local.ddb_local import DynamoDBLocal, client
-from skillcore_local.gateway import Gateway, log_failure
+from skillcore_local.gateway import Gateway
 from skillcore_local.invoke import FunctionRegistry, ensure_layer_on_path, function_env
 from skillcore_local.ports import PortInUse, is_address_in_use
+from skillcore_local.responses import log_failure
 from skillcore_local.template import ensure_tables
 
 

@@ -7,26 +7,15 @@ from skillcore import init_phase
 
 init_phase.begin()  # before the other imports: the collector is paused for init (see skillcore/init_phase.py)
 
-import functools
-
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from skillcore.automation import store as automation_store
-from skillcore.background import job_store
-from skillcore.db.dynamo import make_db
+from skillcore import bootstrap
 from skillcore.observability import logger, metrics
-from skillcore.settings import Settings
-from skillcore.work.drain import Probe
 from skillcore.work.scan import dispatch_scan, scan_time
-from skillcore.work.sqs_queue import make_work_queue
 
-settings = Settings.from_env()
-db = make_db(settings)
-queue = make_work_queue(settings.work_queue_url, settings.region)
-# Background jobs first: their time was promised to the minute.
-probes = (Probe("background", functools.partial(job_store.probe, db)),
-          Probe("automation", functools.partial(automation_store.probe, db)))
+scan = bootstrap.scan()
+db, queue, probes = scan.root.db, scan.root.work_queue, scan.probes
 
 init_phase.end()
 

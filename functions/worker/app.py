@@ -11,30 +11,13 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from skillcore.automation.offline_extraction import plan
-from skillcore.automation.runner import AutomationRunner
-from skillcore.automation.throttle import throttled
-from skillcore.background.worker import Worker
-from skillcore.db.dynamo import make_db
-from skillcore.model.factory import make_model
+from skillcore import bootstrap
 from skillcore.observability import logger, metrics
-from skillcore.settings import Settings
-from skillcore.skills.builtin import SKILLS
-from skillcore.work.scan import ShardWork
-from skillcore.work.sqs_queue import make_work_queue
 
-settings = Settings.from_env()
-db = make_db(settings)
-# Automation runs may think longer than a chat turn: a worker has minutes, not API Gateway's 29 s. Their
-# model calls share a rate (settings.model_calls_per_minute) so a burst stays within the Bedrock quota.
-# A shard's items run settings.worker_concurrency at once (skillcore/work/fanout.py), each behind its own claim.
-model = throttled(make_model(settings, read_timeout=60.0, tool_planner=plan), settings)
-work = ShardWork(
-    (Worker(db, SKILLS.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
-     AutomationRunner(db, SKILLS, model, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency)),
-    make_work_queue(settings.work_queue_url, settings.region),
-    max_age_seconds=settings.work_max_age_seconds,
-)
+# A shard's items run settings.worker_concurrency at once (skillcore/work/fanout.py), each behind its own claim;
+# automation runs' model calls share a rate (skillcore/bootstrap.py's automation_model).
+root, work = bootstrap.worker()
+db = root.db  # the function's DynamoDB client (the local stack guards it with the function's IAM policy)
 
 init_phase.end()
 

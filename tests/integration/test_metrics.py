@@ -159,7 +159,7 @@ def failing_model(world: World, code: str = "throttled") -> None:
     def converse(request: Any) -> Any:
         raise ModelError(code)
 
-    world.chat.model = type("Down", (), {"converse": staticmethod(converse)})()
+    world.chat.root.chat_model = type("Down", (), {"converse": staticmethod(converse)})()
 
 
 # ---------------------------------------------------------------------------------------------- canary
@@ -174,10 +174,10 @@ def test_no_metric_and_no_log_line_holds_message_memory_note_or_prompt_text(worl
     world.say(agent, f"I like {CANARY} tea", "c1")
     recalled = world.say(agent, f"/memory-recall {CANARY}", "c2")
     world.say(agent, f"记住我喜欢 {CANARY}", "c3")
-    model = world.chat.model
+    model = world.chat.root.chat_model
     failing_model(world)
     degraded = world.say(agent, f"and {CANARY}?", "c4")
-    world.chat.model = model
+    world.chat.root.chat_model = model
     world.say(agent, f"/goal run {CANARY}", "c5")
     at = world.reminder(agent, note=f"note {CANARY}")
     automation_at = world.automation_job(f"Save what I like. {CANARY}")

@@ -65,3 +65,30 @@ def test_a_path_only_another_function_serves_is_a_405_not_a_404() -> None:
     assert answer["headers"]["Allow"] == "GET"
     assert _call(routes, "DELETE", "/rpc/approvals/a1")["headers"]["Allow"] == "POST"
     assert _call(routes, "TRACE", "/rpc/nothing-here")["statusCode"] == 404
+
+
+def test_routes_served_elsewhere_are_asked_for_on_the_first_answer_that_needs_them_and_once() -> None:
+    routes = _routes()
+    asked: list[int] = []
+
+    def elsewhere() -> list[tuple[str, str]]:
+        asked.append(1)
+        return [("GET", "/rpc/approvals"), ("POST", "/rpc/approvals/{approvalId}")]
+
+    routes.served_elsewhere_from(elsewhere)
+    assert _call(routes, "GET", "/rpc/skills/runs")["statusCode"] == 200
+    assert asked == []  # a request a route takes never needs them
+    assert _call(routes, "TRACE", "/rpc/approvals")["headers"]["Allow"] == "GET"
+    assert _call(routes, "DELETE", "/rpc/approvals/a1")["headers"]["Allow"] == "POST"
+    assert _call(routes, "TRACE", "/rpc/nothing-here")["statusCode"] == 404
+    assert asked == [1]
+
+
+def test_rpc_functions_allow_names_the_hosted_and_chat_routes_from_the_route_table() -> None:
+    from skillcore.api import route_table
+
+    routes = route_table.routes("RpcFunction")
+    routes.served_elsewhere_from(lambda: route_table.served_elsewhere("RpcFunction"))
+    assert _call(routes, "PUT", "/rpc/hosted-endpoints/e1")["headers"]["Allow"] == "DELETE, GET, PATCH"
+    assert _call(routes, "GET", "/rpc/hosted-endpoints/e1/calls")["headers"]["Allow"] == "POST"
+    assert _call(routes, "PUT", "/rpc/conversations/c1/messages")["headers"]["Allow"] == "GET, POST"

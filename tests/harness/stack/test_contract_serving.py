@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from skillcore_local.docs import ContractFiles
-from skillcore_local.gateway import Gateway, http_event, http_routes, match_route
+from skillcore_local.gateway import Gateway
 from skillcore_local.invoke import FunctionRegistry
+from skillcore_local.payload import http_event
+from skillcore_local.routing import http_routes, match_route
 from skillcore_local.template import ROOT
 from tests.local_stack import RawResponse, StackClient
 

@@ -23,9 +23,10 @@ import pytest
 
 from skillcore_local import ddb_local
 from skillcore_local.ddb_local import DynamoDBLocal, client
-from skillcore_local.gateway import Route, http_event, http_routes, match_route
 from skillcore_local.invoke import FunctionRegistry
 from skillcore_local.jwt_local import issue_token
+from skillcore_local.payload import http_event
+from skillcore_local.routing import Route, http_routes, match_route, table_routes
 from skillcore_local.template import ROOT, ensure_tables
 from tests.local_stack import StackClient
 
@@ -254,8 +255,9 @@ def test_parameter_route_beats_greedy_route_for_its_method_only(
     assert rpc.event["pathParameters"] == {"proxy": "conversations/conv-1/messages"}
 
 
-def test_routes_come_from_the_template() -> None:
-    routes = {route.key: route for route in http_routes()}
+def test_routes_come_from_the_route_table_and_are_the_templates() -> None:
+    routes = {route.key: route for route in table_routes()}
+    assert set(routes.values()) == set(http_routes())
     assert routes["GET /rpc/health"].function == "RpcFunction" and not routes["GET /rpc/health"].auth
     assert routes["ANY /rpc/{proxy+}"].function == "RpcFunction" and routes["ANY /rpc/{proxy+}"].auth
     assert routes[f"POST {CHAT_PATH}"].function == "ChatTurnFunction" and routes[f"POST {CHAT_PATH}"].auth
@@ -831,7 +833,7 @@ def test_a_handler_that_fails_to_import_fails_its_requests_only(tmp_path: Path) 
 
 
 def test_invoke_cli_runs_a_handler_once_against_dynamodb_local(stack: StackClient, tmp_path: Path) -> None:
-    from skillcore_local.gateway import Route
+    from skillcore_local.routing import Route
 
     event = http_event(
         method="GET",

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from skillcore.api import route_table
 from skillcore.egress.settings import LOCAL_VARIABLES as EGRESS_LOCAL_VARIABLES
 from skillcore.settings import TABLES
 from skillcore_local.template import ROOT, load_template, table_resources
@@ -85,21 +86,21 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
 # API.md section 4: the MCP face, the one route outside /rpc/ (behind the same JWT authorizer).
 MCP_ROUTES: tuple[tuple[str, str], ...] = (("POST", "/mcp"),)
-# Which function serves a contract route; every other contract route is RpcFunction's.
-ROUTE_OWNERS = {
-    ("POST", "/rpc/conversations/{conversationId}/messages"): "ChatTurnFunction",
-    ("GET", "/rpc/approvals"): "HostedFunction",
-    ("POST", "/rpc/approvals/{approvalId}"): "HostedFunction",
-    ("POST", "/rpc/hosted-endpoints"): "HostedFunction",
-    ("GET", "/rpc/hosted-endpoints"): "HostedFunction",
-    ("GET", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
-    ("PATCH", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
-    ("DELETE", "/rpc/hosted-endpoints/{endpointId}"): "HostedFunction",
-    ("POST", "/rpc/hosted-endpoints/{endpointId}/calls"): "HostedFunction",
-    ("POST", "/rpc/hosted-endpoints/{endpointId}/refresh"): "HostedFunction",
-    ("POST", "/rpc/hosted-endpoints/{endpointId}/snapshot/accept"): "HostedFunction",
-    ("POST", "/mcp"): "McpFunction",
-}
+
+
+def route_owners() -> dict[tuple[str, str], str]:
+    """Which function serves each route, from the one declaration (skillcore/api/route_table.py): its groups'
+    routes and its own gateway routes (POST /mcp)."""
+    owners = {(route.method, route.path): logical_id for logical_id in route_table.http_functions()
+              for route in route_table.routes(logical_id).operations}
+    for logical_id, served in route_table.FUNCTIONS.items():
+        for method, path in (route.split(" ", 1) for route in served.gateway):
+            if not path.endswith("+}"):
+                owners[(method, path)] = logical_id
+    return owners
+
+
+ROUTE_OWNERS = route_owners()
 # Chat turns, automation runs (in the worker) and the capability draft generator (RpcFunction's routes and
 # McpFunction's tools) call the model.
 BEDROCK_FUNCTIONS = {"ChatTurnFunction", "McpFunction", "RpcFunction", "WorkerFunction"}
@@ -249,11 +250,26 @@ def route_problems(template: Template) -> list[str]:
     problems = []
     for method, path in CONTRACT_ROUTES + MCP_ROUTES:
         route = resolve(routes, method, concrete(path))
-        owner = ROUTE_OWNERS.get((method, path), "RpcFunction")
-        if route is None:
+        owner = ROUTE_OWNERS.get((method, path))
+        if owner is None:
+            problems.append(f"{method} {path}: no function of the route table serves it")
+        elif route is None:
             problems.append(f"{method} {path}: no route serves it")
         elif route["function"] != owner:
             problems.append(f"{method} {path}: served by {route['function']}, not {owner}")
+    return problems
+
+
+def event_problems(template: Template) -> list[str]:
+    """template.yaml's HttpApi events are the route table's API routes (route_table.api_routes): each function's
+    routes one event each, or its greedy route and its routes that need no token."""
+    declared = {(r["function"], r["method"], r["path"], r["authorizer"] not in (None, "NONE"))
+                for r in http_routes(template)}
+    expected = {(r.function, r.method, r.path, r.auth) for r in route_table.api_routes()}
+    problems = [f"{function} {method} {path}{'' if auth else ' (no token)'}: in the route table, no such event"
+                for function, method, path, auth in sorted(expected - declared)]
+    problems += [f"{function} {method} {path}{'' if auth else ' (no token)'}: an event the route table does not declare"
+                 for function, method, path, auth in sorted(declared - expected)]
     return problems
 
 
@@ -462,6 +478,10 @@ def test_every_contract_route_is_served(template: Template) -> None:
     assert route_problems(template) == []
 
 
+def test_the_http_api_events_are_the_route_tables(template: Template) -> None:
+    assert event_problems(template) == []
+
+
 def test_only_health_is_public_and_everything_else_needs_the_jwt(template: Template) -> None:
     assert auth_problems(template) == []
 
@@ -558,6 +578,19 @@ def test_a_missing_route_is_found(template: Template) -> None:
     ]
     del template["Resources"]["RpcFunction"]["Properties"]["Events"]["Rpc"]
     assert "GET /rpc/me: no route serves it" in route_problems(template)
+
+
+def test_an_event_missing_from_or_extra_to_the_route_table_is_found(template: Template) -> None:
+    events = template["Resources"]["HostedFunction"]["Properties"]["Events"]
+    events["Extra"] = {"Type": "HttpApi", "Properties": {"ApiId": {"Ref": "HttpApi"}, "Path": "/rpc/extra",
+                                                           "Method": "GET"}}
+    del events["DecideApproval"]
+    assert event_problems(template) == [
+        "HostedFunction POST /rpc/approvals/{approvalId}: in the route table, no such event",
+        "HostedFunction GET /rpc/extra: an event the route table does not declare",
+    ]
+    del template["Resources"]["RpcFunction"]["Properties"]["Events"]["Health"]["Properties"]["Auth"]
+    assert "RpcFunction GET /rpc/health (no token): in the route table, no such event" in event_problems(template)
 
 
 def test_an_unauthenticated_route_is_found(template: Template) -> None:

@@ -15,7 +15,8 @@ declarations, so what the document says is what the router does.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterable
 from typing import Any, get_origin
 
 import msgspec
@@ -107,11 +108,25 @@ class Routes:
     def __init__(self) -> None:
         self._routes: list[Route] = []
         self._elsewhere: list[tuple[str, re.Pattern[str]]] = []
+        self._elsewhere_later: list[Callable[[], Iterable[tuple[str, str]]]] = []
+        self._elsewhere_lock = threading.Lock()
 
     def served_elsewhere(self, method: str, path: str) -> None:
         """A method that API Gateway sends to another function on one of this router's paths: never handled
         here, but named in the Allow of this router's 405s, which would otherwise deny that it exists."""
         self._elsewhere.append((method.upper(), _compile(path)[0]))
+
+    def served_elsewhere_from(self, routes: Callable[[], Iterable[tuple[str, str]]]) -> None:
+        """The same for every (method, path) `routes()` names, paths in the OpenAPI form (`{agentId}`), asked
+        on the first request that needs them: their declarations live in modules a cold start need not load."""
+        self._elsewhere_later.append(routes)
+
+    def _elsewhere_patterns(self) -> list[tuple[str, re.Pattern[str]]]:
+        with self._elsewhere_lock:
+            while self._elsewhere_later:
+                for method, path in self._elsewhere_later.pop(0)():
+                    self.served_elsewhere(method, re.sub(r"\{([^}]+)\}", r"<\1>", path))
+        return self._elsewhere
 
     def route(
         self,
@@ -204,7 +219,7 @@ class Routes:
             return route, params
         # A path whose every method lives in another function (HostedFunction's /rpc/approvals) exists all the
         # same: another method on it is a 405, not a 404.
-        elsewhere = [m for m, pattern in self._elsewhere if pattern.match(path)]
+        elsewhere = [m for m, pattern in self._elsewhere_patterns() if pattern.match(path)]
         if allowed or elsewhere:
             methods = sorted({*allowed, *elsewhere})
             return None, answer(MethodNotAllowed(f"{method} is not allowed here", details={"allowed": methods}),

@@ -23,6 +23,7 @@ What it refuses, after NFKC normalisation and case folding (so full-width `ｓ�
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -44,28 +45,30 @@ _ALLOWED_CONTROLS = frozenset("\t\n\r")
 _WORDS = r"(?:[\w.:/@-]+\s+){0,4}?"
 _CJK_GAP = r"[^。！？!?\n]{0,24}?"
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (TOOL_COMMAND, re.compile(
+# Compiled on the first check (functools.cache): a cold start of the functions that never check a text pays
+# nothing for them.
+_SOURCES: tuple[tuple[str, str], ...] = (
+    (TOOL_COMMAND, (
         r"\b(?:call|calling|use|using|invoke|invoking|run|trigger|execute|executing)\s+" + _WORDS
         + r"(?:tools?|functions?|mcp|plugins?|commands?)\b"
         r"|\bexecute\b|\btool[_\s-]?(?:call|use)\b|\bfunction[_\s-]?call\b|<\s*/?\s*(?:tool|function)[_\w]*\s*>"
     )),
-    (TOOL_COMMAND, re.compile(
+    (TOOL_COMMAND, (
         r"(?:调用|使用|执行|运行|触发|启用|启动|利用|借助)" + _CJK_GAP + r"(?:工具|函数|插件|命令|脚本|代码|接口|api|mcp)"
         r"|执行(?:以下|下面|如下)|调用"
     )),
-    (IGNORE_RULES, re.compile(
+    (IGNORE_RULES, (
         r"\b(?:ignore|ignoring|forget|override|bypass|skip)\s+" + _WORDS
         + r"(?:instructions?|rules?|prompts?|directions?|guidelines?|constraints?|polic(?:y|ies)|guardrails?)\b"
         r"|\bignore\s+(?:all\s+|everything\s+)?(?:the\s+)?(?:above|previous|prior|preceding|earlier|foregoing)\b"
         r"|\bdisregard\b"
     )),
-    (IGNORE_RULES, re.compile(
+    (IGNORE_RULES, (
         r"(?:忽略|忽视|无视|不要理会|别理会|不用理会|不要管|别管|忘记|忘掉|忘了|跳过|绕过|抛开|放弃)" + _CJK_GAP
         + r"(?:规则|指令|指示|要求|提示词?|约束|设定|限制|规定|命令|说明)"
         r"|(?:忽略|无视|忘记|忘掉)(?:以上|上面|上述|之前|前面|先前|此前)"
     )),
-    (ROLE_PLAY, re.compile(
+    (ROLE_PLAY, (
         r"(?:^|\n)\s*(?:system|developer|assistant|sys)\s*:"
         r"|<\s*/?\s*(?:system|developer|assistant|sys|im_start|im_end)\b[^>]*>"
         r"|<\|\s*(?:im_start|im_end|system|endoftext)\s*\|>"
@@ -73,7 +76,7 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|\b(?:system|developer)\s+(?:message|prompt|instructions?|mode)\b"
         r"|\byou\s+are\s+now\b|\bact\s+as\s+(?:the\s+|a\s+)?(?:system|developer|admin(?:istrator)?)\b"
     )),
-    (ROLE_PLAY, re.compile(
+    (ROLE_PLAY, (
         r"你现在是" + r"[^。！？!?\n]{0,6}?(?:系统|开发者|管理员|助手|模型)"
         r"|你(?:现在)?(?:扮演|充当)" + r"[^。！？!?\n]{0,6}?(?:系统|开发者|管理员)"
         r"|(?:^|\n)\s*(?:系统|开发者|系统消息|开发者消息|系统提示)\s*:"
@@ -81,6 +84,11 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|我是(?:你的)?(?:系统|开发者|管理员)"
     )),
 )
+
+
+@functools.cache
+def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((rule, re.compile(source)) for rule, source in _SOURCES)
 
 
 def normalise(text: str) -> str:
@@ -111,7 +119,7 @@ def rules_broken(text: str) -> list[str]:
     # NFKC may itself produce or remove such characters; the normalised form is checked as well.
     normalised = normalise(text)
     rules += [r for r in _character_rules(normalised) if r not in rules]
-    for rule, pattern in _PATTERNS:
+    for rule, pattern in _patterns():
         if rule not in rules and pattern.search(normalised):
             rules.append(rule)
     return rules

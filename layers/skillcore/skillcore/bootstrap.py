@@ -1,0 +1,353 @@
+"""The composition root of every function: what each one serves (api/route_table.py) wired to the
+collaborators it needs, each built once per cold start.
+
+    app = bootstrap.rpc()        # RpcFunction's router, its groups registered with their collaborators
+    app.routes.resolve(event, context)
+
+A `Root` holds one function instance's collaborators (settings, the DynamoDB client, the skills registry,
+HostedDeps, CapabilityDeps, DraftDeps, ...), one builder each, shared by every function that needs it: a
+collaborator is built on first use, so a function builds only what its groups ask for, and every import here is
+made inside its builder, so a function imports only what it serves. One Root per function instance: the local
+stack runs every function in one process, each with its own clients (and its own IAM guard on its `db`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from skillcore.api import route_table
+
+if TYPE_CHECKING:
+    from skillcore.api.app import Routes
+    from skillcore.api.routes_approvals import ApprovalDeps
+    from skillcore.api.routes_capabilities import CapabilityRouteDeps
+    from skillcore.api.routes_core import CoreDeps
+    from skillcore.api.routes_hosted import HostedRouteDeps
+    from skillcore.api.routes_skills import SkillDeps
+    from skillcore.api.toolbox import Toolbox
+    from skillcore.approvals.models import Approval
+    from skillcore.capabilities.catalog import CatalogDeps
+    from skillcore.capabilities.drafts import DraftDeps
+    from skillcore.capabilities.service import CapabilityDeps
+    from skillcore.chat.service import ChatDeps
+    from skillcore.conversations.profile import ProfileDeps
+    from skillcore.db.dynamo import Db
+    from skillcore.executor.executor import Executor
+    from skillcore.hosted.service import HostedDeps
+    from skillcore.invocation import InvocationBudget
+    from skillcore.model.offline import ToolPlanner
+    from skillcore.model.port import ChatModel
+    from skillcore.settings import Settings
+    from skillcore.skills.builtin import Skills
+    from skillcore.work.drain import DueProbe
+    from skillcore.work.scan import ShardWork
+    from skillcore.work.sqs_queue import WorkQueue
+
+# Which of Root's builders gives a route group (or a tool group) its collaborators.
+GROUP_DEPS: dict[str, str] = {
+    "skillcore.api.routes_core": "core_routes",
+    "skillcore.api.routes_background": "skill_routes",
+    "skillcore.api.routes_skills": "skill_routes",
+    "skillcore.api.routes_automation": "skill_routes",
+    "skillcore.api.routes_capabilities": "capability_routes",
+    "skillcore.api.routes_chat": "chat_routes",
+    "skillcore.api.routes_approvals": "approval_routes",
+    "skillcore.api.routes_hosted": "hosted_routes",
+    "skillcore.api.tools_core": "skill_routes",
+    "skillcore.api.tools_capabilities": "capability_routes",
+    "skillcore.api.tools_hosted": "hosted_routes",
+}
+
+
+def offline_planner(module: str) -> ToolPlanner:
+    """The offline model's tool planner `module.plan`, imported on its first call: a function deployed with
+    Bedrock never calls it, so its cold start does not import it."""
+
+    def plan(request: Any) -> Any:
+        return importlib.import_module(module).plan(request)
+
+    return plan
+
+
+class Root:
+    """One function instance's collaborators, each built on first use and once."""
+
+    # -- the basics
+    @cached_property
+    def settings(self) -> Settings:
+        from skillcore.settings import Settings
+
+        return Settings.from_env()
+
+    @cached_property
+    def db(self) -> Db:
+        from skillcore.db.dynamo import make_db
+
+        # A store attempt ends before the invocation does (db/dynamo.py StoreTimeouts): the budget says how long.
+        return make_db(self.settings, time_left=self.budget.seconds_left)
+
+    @property
+    def clock(self) -> Callable[[], datetime]:
+        from skillcore.clock import system_clock
+
+        return system_clock
+
+    @cached_property
+    def skills(self) -> Skills:
+        from skillcore.skills.builtin import SKILLS
+
+        return SKILLS
+
+    @cached_property
+    def budget(self) -> InvocationBudget:
+        """The invocation's remaining time (the handler begins it): a hosted call ends before the invocation."""
+        from skillcore.invocation import InvocationBudget
+
+        return InvocationBudget()
+
+    @cached_property
+    def work_queue(self) -> WorkQueue:
+        from skillcore.work.sqs_queue import make_work_queue
+
+        return make_work_queue(self.settings.work_queue_url, self.settings.region)
+
+    # -- the models
+    @cached_property
+    def chat_model(self) -> ChatModel:
+        from skillcore.hosted.chat_words import plan_offline
+        from skillcore.model.factory import make_model
+
+        return make_model(self.settings, tool_planner=plan_offline)  # offline: a hosted tool only when `/hosted` names it
+
+    @cached_property
+    def automation_model(self) -> ChatModel:
+        """Automation runs may think longer than a chat turn: a worker has minutes, not API Gateway's 29 s. Their
+        model calls share a rate (settings.model_calls_per_minute) so a burst stays within the Bedrock quota."""
+        from skillcore.automation.throttle import throttled
+        from skillcore.model.factory import make_model
+
+        planner = offline_planner("skillcore.automation.offline_extraction")
+        return throttled(make_model(self.settings, read_timeout=60.0, tool_planner=planner), self.settings)
+
+    # -- the features' collaborators
+    @cached_property
+    def hosted(self) -> HostedDeps:
+        """The hosted endpoint calls: the egress settings, the secrets key and the hosted workflows skill."""
+        import os
+
+        from skillcore.egress.settings import EgressSettings
+        from skillcore.hosted import secrets
+        from skillcore.hosted.service import HostedDeps
+        from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
+
+        keys = secrets.keys_from_env(os.environ, local=self.settings.local, region=self.settings.region)
+        return HostedDeps(db=self.db, keys=keys, egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS,
+                          time_left=self.budget.seconds_left)
+
+    @cached_property
+    def profile(self) -> ProfileDeps:
+        """The first PUT /rpc/me also creates the user's default daily memory job."""
+        from skillcore.automation.service import default_job_op
+        from skillcore.conversations.profile import ProfileDeps
+
+        return ProfileDeps(db=self.db, created_with=default_job_op(self.db, self.skills))
+
+    @cached_property
+    def capabilities(self) -> CapabilityDeps:
+        from skillcore.capabilities.service import CapabilityDeps
+
+        return CapabilityDeps(db=self.db, registered=frozenset(m.skill_id for m in self.skills.manifests()))
+
+    @cached_property
+    def catalog(self) -> CatalogDeps:
+        from skillcore.capabilities.catalog import CatalogDeps
+
+        return CatalogDeps(db=self.db, skills=self.skills)
+
+    @cached_property
+    def drafts(self) -> DraftDeps:
+        """The draft generator's model (offline: the deterministic drafter) is built on the first draft request.
+        A proposal of 20 steps is a few thousand tokens of tool input, more than a chat reply's budget."""
+        from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
+        from skillcore.model.factory import make_model
+
+        settings = self.settings
+        model = functools.cache(lambda: make_model(settings, read_timeout=DRAFT_READ_TIMEOUT_S,
+                                                   tool_planner=offline_planner("skillcore.capabilities.offline_drafter")))
+        return DraftDeps(capabilities=self.capabilities, model=model,
+                         max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))
+
+    def executor_for(self, now: datetime) -> Executor:
+        """A chat turn's executor. Its hosted branch builds the hosted calls on the first turn that needs them
+        (the egress settings, the secrets key, the MCP client): a chat cold start loads none of them."""
+        from skillcore.executor.assembly import build_executor
+
+        return build_executor(self.skills, self.chat_model, self.db, now=now, clock=self.clock,
+                              max_tokens=self.settings.bedrock_max_tokens, hosted_branch=self.hosted_branch)
+
+    @cached_property
+    def hosted_branch(self) -> Any:
+        from skillcore.hosted.chat import HostedChatBranch
+
+        return HostedChatBranch(self.db, lambda: self.hosted)
+
+    # -- the route groups' collaborators (GROUP_DEPS)
+    @cached_property
+    def core_routes(self) -> CoreDeps:
+        from skillcore.api.routes_core import CoreDeps
+
+        return CoreDeps(db=self.db, clock=self.clock, profile=self.profile)
+
+    @cached_property
+    def skill_routes(self) -> SkillDeps:
+        from skillcore.api.routes_skills import SkillDeps
+
+        return SkillDeps(db=self.db, skills=self.skills, clock=self.clock)
+
+    @cached_property
+    def capability_routes(self) -> CapabilityRouteDeps:
+        from skillcore.api.routes_capabilities import CapabilityRouteDeps
+
+        return CapabilityRouteDeps(capabilities=self.capabilities, catalog=self.catalog, clock=self.clock,
+                                   drafts=self.drafts)
+
+    @cached_property
+    def chat_routes(self) -> ChatDeps:
+        from skillcore.chat.service import ChatDeps
+
+        return ChatDeps(db=self.db, executor_for=self.executor_for, clock=self.clock,
+                        history_messages=self.settings.history_messages)
+
+    @cached_property
+    def approval_routes(self) -> ApprovalDeps:
+        from skillcore.api.routes_approvals import ApprovalDeps
+        from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
+
+        hosted = self.hosted
+        db = self.db
+
+        def after_decision(user_id: str, approval: Approval, now: datetime) -> object:
+            """An approval asked in a chat: the approved call runs here and its result is posted to the
+            conversation (hosted/chat.py, imported by the first decision)."""
+            from skillcore.approvals.models import ApprovalStatus
+            from skillcore.hosted.chat_delivery import deliver_after_decision
+
+            return deliver_after_decision(db, hosted, user_id, approval.approval_id,
+                                          approved=approval.status is ApprovalStatus.APPROVED, now=now)
+
+        return ApprovalDeps(db=db, skill=HOSTED_WORKFLOWS, clock=self.clock, after_decision=after_decision)
+
+    @cached_property
+    def hosted_routes(self) -> HostedRouteDeps:
+        from skillcore.api.routes_hosted import HostedRouteDeps
+
+        return HostedRouteDeps(hosted=self.hosted, clock=self.clock)
+
+    def deps_of(self, group: str) -> Any:
+        return getattr(self, GROUP_DEPS[group])
+
+
+# ---------------------------------------------------------------------------------------------- the functions
+
+
+class HttpFunction(NamedTuple):
+    root: Root
+    routes: Routes
+
+
+class McpFunction(NamedTuple):
+    root: Root
+    toolbox: Toolbox
+
+
+class ScanFunction(NamedTuple):
+    root: Root
+    probes: tuple[DueProbe, ...]
+
+
+class WorkerFunction(NamedTuple):
+    root: Root
+    work: ShardWork
+
+
+def http_function(logical_id: str) -> HttpFunction:
+    """The function's router with exactly its route groups (route_table.FUNCTIONS). A function behind a greedy
+    route also names the other functions' routes in its 405s' Allow; they are read on the first 404 or 405."""
+    from skillcore.api.app import new_app
+
+    root = Root()
+    routes = new_app()
+    served = route_table.FUNCTIONS[logical_id]
+    route_table.register(routes, served.routes, root.deps_of)
+    if any(route.endswith("+}") for route in served.gateway):
+        routes.served_elsewhere_from(lambda: route_table.served_elsewhere(logical_id))
+    return HttpFunction(root, routes)
+
+
+def rpc() -> HttpFunction:
+    return http_function("RpcFunction")
+
+
+def chat_turn() -> HttpFunction:
+    """ChatTurnFunction. What every turn uses is built at init, not by the first turn: the model and its client,
+    the hosted branch and the executor's assembly."""
+    function = http_function("ChatTurnFunction")
+    function.root.chat_model  # noqa: B018
+    function.root.hosted_branch  # noqa: B018
+    importlib.import_module("skillcore.executor.assembly")
+    return function
+
+
+def hosted() -> HttpFunction:
+    return http_function("HostedFunction")
+
+
+def mcp() -> McpFunction:
+    """McpFunction's tools, wired as the HTTP functions wire the same groups (the MCP server around them is
+    functions/mcp/mcp_face.py's, outside the layer)."""
+    from skillcore.api.toolbox import Toolbox
+
+    root = Root()
+    toolbox = Toolbox()
+    route_table.register(toolbox, route_table.FUNCTIONS["McpFunction"].tools, root.deps_of)
+    return McpFunction(root, toolbox)
+
+
+def scan() -> ScanFunction:
+    """ScanFunction: the DynamoDB client, the work queue it dispatches to, and the stores' probes of due work
+    (background jobs first: their time was promised to the minute). It imports the stores, never the workers."""
+    import functools
+
+    from skillcore.automation import store as automation_store
+    from skillcore.background import job_store
+    from skillcore.work.drain import Probe
+
+    root = Root()
+    db = root.db
+    root.work_queue  # noqa: B018 - the clients are made at init
+    return ScanFunction(root, (Probe("background", functools.partial(job_store.probe, db)),
+                               Probe("automation", functools.partial(automation_store.probe, db))))
+
+
+def worker() -> WorkerFunction:
+    """WorkerFunction: a shard's items run settings.worker_concurrency at once (skillcore/work/fanout.py), each
+    behind its own claim."""
+    from skillcore.automation.runner import AutomationRunner
+    from skillcore.background.worker import Worker
+    from skillcore.work.scan import ShardWork
+
+    root = Root()
+    settings, db = root.settings, root.db
+    work = ShardWork(
+        (Worker(db, root.skills.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
+         AutomationRunner(db, root.skills, root.automation_model, batch_size=settings.scan_batch_size,
+                          concurrency=settings.worker_concurrency)),
+        root.work_queue,
+        max_age_seconds=settings.work_max_age_seconds,
+    )
+    return WorkerFunction(root, work)
