@@ -349,14 +349,15 @@ class ToolMap:
     def data_block(self) -> SystemBlock | None:
         """The remote texts of the offered tools, quoted as data (one JSON line a tool), within the caps."""
         facts: list[str] = []
-        budget = MAX_DESCRIPTIONS_CHARS
+        bare = {name: data_line({"tool": name, "remoteName": e.offered.tool.name}) for name, e in self._by_wire.items()}
+        # every offered tool keeps at least its bare entry (its wire name and remote name); the rest of the budget
+        # goes to the full entries in offered order
+        budget = MAX_DESCRIPTIONS_CHARS - sum(len(line) for line in bare.values())
         for name, entry in self._by_wire.items():
             line = self._fact(name, entry)
-            if len(line) > budget:
-                line = data_line({"tool": name, "remoteName": entry.offered.tool.name})
-                if len(line) > budget:
-                    break
-            budget -= len(line)
+            if len(line) - len(bare[name]) > budget:
+                line = bare[name]
+            budget -= len(line) - len(bare[name])
             facts.append(line)
         if not facts:
             return None
