@@ -240,11 +240,13 @@ def test_the_spec_bytes_of_a_turn_are_capped() -> None:
     assert size <= chat_tools.MAX_TOOL_SPEC_BYTES
 
 
-def test_a_tool_whose_offered_schema_is_too_large_is_not_offered() -> None:
+def test_a_tool_whose_offered_schema_is_too_large_takes_a_bare_object() -> None:
     huge = {"type": "object", "properties": {f"f{i}": {"type": "string", "enum": [f"v{j}" for j in range(60)]}
                                              for i in range(40)}}
     tools = chat_tools.ToolMap(chat_tools.offered_tools([endpoint("test_flow", tool("huge", huge), tool("ok"))]))
-    assert [s.name for s in tools.specs()] == ["h_test_flow__ok"] and tools.left_out == 1
+    assert [(s.name, s.input_schema) for s in tools.specs()] == [("h_test_flow__huge", {"type": "object"}),
+                                                                ("h_test_flow__ok", {"type": "object"})]
+    assert tools.left_out == 0
 
 
 def test_descriptions_are_capped_per_tool_and_per_turn() -> None:

@@ -28,7 +28,7 @@ allow-list or handed over as quoted data:
   system block (`ToolMap.data_block`, BlockKind.TOOL_DATA) whose fixed text declares it to be data from external
   servers, never instructions. Capped at `MAX_DESCRIPTION_CHARS` a tool and `MAX_DESCRIPTIONS_CHARS` a turn.
 - Caps per turn: at most `MAX_TOOLS_OFFERED` tools and `MAX_TOOL_SPEC_BYTES` of tool specs (a tool's offered
-  schema at most `MAX_SCHEMA_BYTES`). The choice is deterministic: the tool a `/hosted` command names first, then
+  schema at most `MAX_SCHEMA_BYTES`, past which it is offered as a bare `{"type": "object"}`). The choice is deterministic: the tool a `/hosted` command names first, then
   by endpoint name and tool name; what does not fit is left out of the turn, logged and said in the data block's
   fixed text (a `/hosted` command still reaches it).
 """
@@ -60,7 +60,7 @@ ALIAS: Final = re.compile(r"p_[0-9a-f]{12}")
 # Caps (docs/hosted-workflows.md "In the chat").
 MAX_TOOLS_OFFERED: Final = 32            # tools offered in one turn
 MAX_TOOL_SPEC_BYTES: Final = 64 * 1024   # their specs (wire name, description, offered schema) as JSON, together
-MAX_SCHEMA_BYTES: Final = 8 * 1024       # one tool's offered schema as JSON; a larger one is not offered
+MAX_SCHEMA_BYTES: Final = 8 * 1024       # one tool's offered schema as JSON; past it the tool takes `{"type": "object"}`
 MAX_SCHEMA_DEPTH: Final = 8              # nesting of the offered schema (an inlined $ref counts as a level)
 MAX_SCHEMA_NODES: Final = 256            # schemas emitted for one tool
 MAX_SUBSCHEMAS: Final = 16               # members of one anyOf/oneOf/allOf
@@ -238,11 +238,14 @@ class _Builder:
         return target
 
 
+BARE: Final = OfferedSchema(schema={"type": "object"}, aliases={}, notes={})
+
+
 def offered_schema(schema: Any) -> OfferedSchema:
     """The input schema the model is offered for a remote one (the module's docstring), with its name aliases
     and the remote texts that go to the data block instead."""
     if not isinstance(schema, Mapping):
-        return OfferedSchema(schema={"type": "object"}, aliases={}, notes={})
+        return BARE
     builder = _Builder(schema)
     built = builder.build(schema, 0, "")
     out = built if isinstance(built, dict) else {}
@@ -331,11 +334,12 @@ class ToolMap:
                 logger.warning("hosted tool wire name collision", extra={"endpoint_id": item.endpoint.endpoint_id})
                 continue
             built = offered_schema(item.tool.input_schema)
+            if len(json.dumps(built.schema).encode()) > MAX_SCHEMA_BYTES:
+                built = BARE  # the call's arguments are still validated against the full pinned schema
             spec = ToolSpec(name=name, description=tool_description(item.endpoint.name, name),
                             input_schema=built.schema)
-            size = len(json.dumps(built.schema).encode())
             total = len(json.dumps([spec.name, spec.description, spec.input_schema]).encode())
-            if size > MAX_SCHEMA_BYTES or spent + total > MAX_TOOL_SPEC_BYTES:
+            if spent + total > MAX_TOOL_SPEC_BYTES:
                 self.left_out += 1
                 continue
             spent += total
