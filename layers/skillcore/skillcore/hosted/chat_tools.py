@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 import unicodedata
 from collections.abc import Mapping, Sequence
@@ -105,11 +106,15 @@ def wire_name(endpoint_name: str, tool_name: str) -> str:
     return f"h_{endpoint_name[:40]}__t{digest}"
 
 
+def _finite(value: int | float) -> bool:
+    return not isinstance(value, float) or math.isfinite(value)  # JSON has no NaN or infinity
+
+
 def safe_literal(value: Any) -> bool:
     if value is None or isinstance(value, bool):
         return True
     if isinstance(value, int | float):
-        return True
+        return _finite(value)
     if isinstance(value, str):
         return (len(value) <= MAX_LITERAL_CHARS and (value == "" or bool(_LITERAL_OK.fullmatch(value)))
                 and not any(unicodedata.category(c) in ("Cf", "Zl", "Zp") for c in value) and not _flagged(value))
@@ -170,7 +175,7 @@ class _Builder:
             out["format"] = fmt
         for keyword in NUMBER_BOUNDS:
             value = schema.get(keyword)
-            if isinstance(value, int | float) and not isinstance(value, bool):
+            if isinstance(value, int | float) and not isinstance(value, bool) and _finite(value):
                 out[keyword] = value
             elif isinstance(value, bool) and keyword.startswith("exclusive"):
                 out[keyword] = value  # draft 4's boolean form
