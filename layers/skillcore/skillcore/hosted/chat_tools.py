@@ -58,7 +58,7 @@ SAFE_NAME: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,63}")
 ALIAS_PREFIX: Final = "p_"
 ALIAS: Final = re.compile(r"p_[0-9a-f]{12}")
 
-# Caps (docs/hosted-workflows.md "In the chat").
+# Caps (the hosted workflows page of the docs, "In the chat").
 MAX_TOOLS_OFFERED: Final = 32            # tools offered in one turn
 MAX_TOOL_SPEC_BYTES: Final = 64 * 1024   # their specs (wire name, description, offered schema) as JSON, together
 MAX_SCHEMA_BYTES: Final = 8 * 1024       # one tool's offered schema as JSON; past it the tool takes `{"type": "object"}`
