@@ -2,7 +2,8 @@
 and its approval in the conversation, and answers with the result.
 
 One job per module:
-- hosted/chat_tools.py: what the model is offered (the tools, their wire names and the schemas it sees);
+- hosted/chat_tools.py: what the model is offered (the tools within the caps, their wire names, the schemas it
+  sees, built from an allow-list, and the remote texts as quoted data) and the way back to remote names;
 - hosted/chat_words.py: what the owner types (the `/hosted` command, the answer to an approval);
 - hosted/chat_replies.py: what the server says (the result, quoted as data; the approval prompt; refusals);
 - hosted/chat_delivery.py: an approval given by API, followed up by HostedFunction (`deliver_after_decision`);
