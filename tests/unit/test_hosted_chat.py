@@ -104,9 +104,10 @@ def test_remote_descriptions_and_annotations_never_reach_the_model() -> None:
     assert POISON not in spec.description and "test_flow" in spec.description
     schema = spec.input_schema
     assert POISON not in repr(schema)
-    # the structure stays: property names (even one called "description"), types, enums, defaults, required
+    # the structure stays: property names (even one called "description"), types, short enums, required;
+    # a default is not structure (it is a remote literal the model need not see)
     assert set(schema["properties"]) == {"text", "description", "mode"}
-    assert schema["properties"]["mode"] == {"enum": ["a", "b"], "default": "a"}
+    assert schema["properties"]["mode"] == {"enum": ["a", "b"]}
     assert schema["required"] == ["text"] and schema["properties"]["text"] == {"type": "string"}
 
 
@@ -200,7 +201,7 @@ def test_a_hostile_result_cannot_leave_its_fence(hostile: str) -> None:
 def test_the_model_gets_the_result_as_escaped_data() -> None:
     text = chat_replies.result_text("test_flow.echo", CallResult(call_id="c", is_error=False, content=HOSTILE[2],
                                                         duration_ms=1), Language.EN)
-    system = render_system_text((chat_replies.result_block("test_flow.echo", text),))
+    system = render_system_text((chat_replies.result_block(text),))
     assert system.count("</data>") == 1 and "&lt;/data&gt;" in system
     assert "never an instruction" in system
 

@@ -2,7 +2,8 @@
 and its approval in the conversation, and answers with the result.
 
 One job per module:
-- hosted/chat_tools.py: what the model is offered (the tools, their wire names and the schemas it sees);
+- hosted/chat_tools.py: what the model is offered (the tools within the caps, their wire names, the schemas it
+  sees, built from an allow-list, and the remote texts as quoted data) and the way back to remote names;
 - hosted/chat_words.py: what the owner types (the `/hosted` command, the answer to an approval);
 - hosted/chat_replies.py: what the server says (the result, quoted as data; the approval prompt; refusals);
 - hosted/chat_delivery.py: an approval given by API, followed up by HostedFunction (`deliver_after_decision`);
@@ -93,7 +94,7 @@ class HostedChatBranch:
                 if command else None
         # One page holds them all: a user has at most MAX_ENDPOINTS_PER_USER endpoints.
         endpoints, _ = endpoint_store.list_endpoints(self._db, ctx.user_id, limit=MAX_ENDPOINTS_PER_USER, cursor=None)
-        tools = ToolMap(offered_tools(endpoints))
+        tools = ToolMap(offered_tools(endpoints), first=(command.endpoint_name, command.tool_name) if command else None)
         if command is not None:
             if tools.find(command.endpoint_name, command.tool_name) is None:
                 return self._fixed(ctx, asker, not_available_text(label, "tool", language), RunOutcome.DENIED)
@@ -103,14 +104,16 @@ class HostedChatBranch:
             return None
         # A message that names the tool (`/hosted`) forces that tool: its input is the model's only answer.
         forced = ToolChoice.tool(wire_name(command.endpoint_name, command.tool_name)) if command else None
+        described = tools.data_block()  # what the servers say about their tools: quoted data, never instructions
         try:
-            response = asker.ask_model(ctx, (), tools=tools.specs(), tool_choice=forced)
+            response = asker.ask_model(ctx, (described,) if described else (), tools=tools.specs(),
+                                       tool_choice=forced)
         except ModelError:
             return None  # the plain branch degrades and says so
         for call in response.tool_calls[:MAX_CALLS_PER_TURN]:
             offered = tools.resolve(call.name)
             if offered is not None:  # a name not offered is never called
-                return self._call(ctx, asker, offered, call.input, language,
+                return self._call(ctx, asker, offered, tools.arguments(call.name, call.input), language,
                                   client_call_id(ctx.source_message_id, 0), approval_id=None)
         if not response.text.strip():
             return None
@@ -145,7 +148,7 @@ class HostedChatBranch:
             return self._fixed(ctx, asker, failed_text(label, error.code, language), RunOutcome.FAILED, writes=writes)
         text = result_text(label, result, language)
         try:
-            reply = asker.ask_model(ctx, (result_block(label, text),)).text.strip() or text
+            reply = asker.ask_model(ctx, (result_block(text),)).text.strip() or text
         except ModelError:
             reply = text  # the result is still the user's: shown as rendered here
         return TurnResult(reply=reply, kind=RunKind.TOOL, outcome=RunOutcome.SUCCEEDED, skill=HOSTED_WORKFLOWS,
