@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 from skillcore.approvals import service as approvals
+from skillcore.approvals.models import EndpointBinding
 from skillcore.db.dynamo import Db
 from skillcore.settings import Settings
 from skillcore_local.ddb_local import client as ddb_client
@@ -299,6 +300,7 @@ def ask_approval(hosted_stack: StackClient, user: str, endpoint_id: str, tool: s
     not on this branch yet)."""
     operation = approvals.operation_of(endpoint_id, tool, arguments)
     asked = approvals.ask(db_of(hosted_stack), user, operation, arguments, client_call_id=uuid.uuid4().hex,
+                          binding=EndpointBinding(endpoint_version=1, snapshot_fingerprint="0" * 64),
                           now=datetime.now(UTC))
     return asked.approval_id
 

@@ -1,9 +1,12 @@
 """Approvals table: skill_approvals, per-operation approvals (API.md "Approvals").
 
 Key design: pk = userId, sk = approvalId. The id is derived from the operation it asks about (user, endpoint,
-tool, the call's clientCallId and the arguments' digest: `approval_id`), so a call retried with the same
-clientCallId finds the approval it already asked for instead of asking twice; different arguments are a
-different approval, so a pending one is never re-pointed at other arguments while its owner reads it.
+tool, the call's clientCallId and the arguments' digest) and the endpoint's binding (its version and pinned
+fingerprint when asked: `approval_id`), so a call retried with the same clientCallId finds the approval it
+already asked for instead of asking twice; different arguments are a different approval, so a pending one is
+never re-pointed at other arguments while its owner reads it, and an endpoint changed since is a new approval.
+The item keeps the whole canonical arguments (`argumentsCanonical`, at most 64 KiB: models.MAX_CANONICAL_BYTES)
+and the binding (`endpointVersion`, `snapshotFingerprint`).
 `createdSort` ("<createdAt>#<id>") is the sort key of the local index `byCreated`, newest first for lists.
 `expiresTtl` (epoch seconds, a day after expiry) lets DynamoDB's TTL remove old approvals; until then an
 expired one is still listed (status derived: conversations/models.py).
@@ -16,7 +19,8 @@ Access patterns:
   approved one is never overwritten; a lost condition hands back the item as it was.
 - decide: Update pending -> approved | denied, conditioned on `pending` and unexpired (with the audit, one
   transaction).
-- use: Update approved -> used, conditioned on `approved`, unexpired and the exact operation; composed into
+- use: Update approved -> used, conditioned on `approved`, unexpired, the exact operation and the endpoint's
+  binding (`endpointVersion`, `snapshotFingerprint`, as read by the call); composed into
   the call's own transaction by the caller, so an approval is used at most once.
 """
 
@@ -25,7 +29,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from skillcore.approvals.models import Approval, ApprovalStatus, OperationRef
+from skillcore.approvals.models import Approval, ApprovalStatus, EndpointBinding, OperationRef
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.codec import from_item, to_item, to_value
 from skillcore.db.dynamo import Db, key, query_page
@@ -42,11 +46,14 @@ IS_DENIED = "#status = :denied"
 UNEXPIRED = "#expiresAt > :now"
 EXPIRED = "#expiresAt <= :now"
 SAME_OPERATION = "#endpointId = :endpointId AND #toolName = :toolName AND #digest = :digest"
+SAME_BINDING = "#endpointVersion = :endpointVersion AND #fingerprint = :fingerprint"
 
 
-def approval_id(user_id: str, operation: OperationRef, client_call_id: str) -> str:
+def approval_id(user_id: str, operation: OperationRef, client_call_id: str, binding: EndpointBinding) -> str:
+    """Derived from the operation and the endpoint's binding: once the endpoint changes (a version or a pinned
+    tool list of its own), the same call asks for a new approval instead of finding the old one."""
     return stable_id("approval", user_id, operation.endpoint_id, operation.tool_name, client_call_id,
-                     operation.arguments_digest)
+                     operation.arguments_digest, str(binding.endpoint_version), binding.snapshot_fingerprint)
 
 
 def to_approval_item(approval: Approval) -> dict[str, Any]:
@@ -57,13 +64,16 @@ def to_approval_item(approval: Approval) -> dict[str, Any]:
         "endpointId": approval.operation.endpoint_id,
         "toolName": approval.operation.tool_name,
         "argumentsDigest": approval.operation.arguments_digest,
-        "argumentsPreview": approval.arguments_preview,
+        "argumentsCanonical": approval.arguments_canonical,
         "status": approval.status.value,
         "createdAt": to_sort_time(approval.created_at),
         "createdSort": f"{to_sort_time(approval.created_at)}#{approval.approval_id}",
         "expiresAt": to_sort_time(approval.expires_at),
         "expiresTtl": int((approval.expires_at + TTL_AFTER_EXPIRY).timestamp()),
     }
+    if approval.binding is not None:
+        item["endpointVersion"] = approval.binding.endpoint_version
+        item["snapshotFingerprint"] = approval.binding.snapshot_fingerprint
     if approval.decided_at is not None:
         item["decidedAt"] = to_sort_time(approval.decided_at)
     if approval.used_at is not None:
@@ -77,12 +87,16 @@ def approval_from_item(item: dict[str, Any]) -> Approval:
         user_id=item["pk"],
         operation=OperationRef(endpoint_id=item["endpointId"], tool_name=item["toolName"],
                                arguments_digest=item["argumentsDigest"]),
-        arguments_preview=item["argumentsPreview"],
+        # an item stored before the whole arguments were kept has only its (cut) preview
+        arguments_canonical=item.get("argumentsCanonical", item.get("argumentsPreview", "")),
         status=ApprovalStatus(item["status"]),
         created_at=parse_time(item["createdAt"]),
         expires_at=parse_time(item["expiresAt"]),
         decided_at=parse_time(item["decidedAt"]) if item.get("decidedAt") else None,
         used_at=parse_time(item["usedAt"]) if item.get("usedAt") else None,
+        binding=EndpointBinding(endpoint_version=int(item["endpointVersion"]),
+                                snapshot_fingerprint=item["snapshotFingerprint"])
+        if item.get("endpointVersion") is not None else None,
     )
 
 
@@ -146,17 +160,21 @@ def decide_op(db: Db, user_id: str, approval_id_: str, status: ApprovalStatus, n
     }}
 
 
-def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, now: datetime) -> dict[str, Any]:
+def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, binding: EndpointBinding,
+           now: datetime) -> dict[str, Any]:
     return {"Update": {
         "TableName": db.tables.approvals, "Key": key(pk=user_id, sk=approval_id_),
         "UpdateExpression": "SET #status = :used, #usedAt = :now",
-        "ConditionExpression": f"{EXISTS} AND {IS_APPROVED} AND {UNEXPIRED} AND {SAME_OPERATION}",
+        "ConditionExpression": f"{EXISTS} AND {IS_APPROVED} AND {UNEXPIRED} AND {SAME_OPERATION} AND {SAME_BINDING}",
         "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#expiresAt": "expiresAt",
                                      "#usedAt": "usedAt", "#endpointId": "endpointId", "#toolName": "toolName",
-                                     "#digest": "argumentsDigest"},
+                                     "#digest": "argumentsDigest", "#endpointVersion": "endpointVersion",
+                                     "#fingerprint": "snapshotFingerprint"},
         "ExpressionAttributeValues": {
             ":used": to_value(ApprovalStatus.USED.value), ":approved": to_value(ApprovalStatus.APPROVED.value),
             ":now": to_value(to_sort_time(now)), ":endpointId": to_value(operation.endpoint_id),
             ":toolName": to_value(operation.tool_name), ":digest": to_value(operation.arguments_digest),
+            ":endpointVersion": to_value(binding.endpoint_version),
+            ":fingerprint": to_value(binding.snapshot_fingerprint),
         },
     }}

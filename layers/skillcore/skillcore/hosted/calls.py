@@ -84,14 +84,15 @@ from msgspec.structs import replace
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals import store as approval_store
-from skillcore.approvals.digest import non_finite
-from skillcore.approvals.models import OperationRef
+from skillcore.approvals.digest import canonical, non_finite
+from skillcore.approvals.models import MAX_CANONICAL_BYTES, EndpointBinding, OperationRef
 from skillcore.db.dynamo import Db, batch_put
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import (
+    ConcurrentUpdate,
     Conflict,
     DomainError,
     IdempotencyKeyReused,
@@ -110,6 +111,9 @@ from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide
 from skillcore.policy.grants import GrantScope
 
 MAX_VALIDATION_ERRORS = 20
+# How often a call whose claim lost to a change of the endpoint (its ConditionCheck) is read and checked again
+# before it answers 409 `concurrent_update` (each round sends nothing).
+CLAIM_ROUNDS = 3
 WAIT_POLL_SECONDS = 0.1
 WAIT_SLACK_SECONDS = 5.0
 
@@ -285,10 +289,20 @@ class _Request(Struct, frozen=True, kw_only=True):
                            requirements=skill.permissions, action="hosted_endpoint.call", agent_id=self.agent_id,
                            target_id=self.endpoint_id, grants=state.grants, operation=operation)
 
-    def ask(self) -> str:
-        """The approval this call asks for (approvals.service.ask: the same pending one for the same call)."""
+    def ask(self, binding: EndpointBinding) -> str:
+        """The approval this call asks for on the endpoint as read (approvals.service.ask: the same pending one
+        for the same call on the same endpoint version and pinned snapshot)."""
         return approvals.ask(self.deps.db, self.user_id, self.operation, self.arguments,
-                             client_call_id=self.client_call_id, now=self.now).approval_id
+                             client_call_id=self.client_call_id, binding=binding, now=self.now).approval_id
+
+
+def binding_of(endpoint: HostedEndpoint) -> EndpointBinding:
+    """What an approval asked or used now is bound to: the endpoint's version and pinned fingerprint."""
+    return EndpointBinding(endpoint_version=endpoint.version, snapshot_fingerprint=endpoint.snapshot.fingerprint)
+
+
+class _EndpointChanged(Exception):
+    """The claim's ConditionCheck on the endpoint failed: it changed (or went) after it was read."""
 
 
 def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name: str, arguments: dict[str, Any],
@@ -299,17 +313,33 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     unsafe = non_finite(arguments)
     if unsafe:  # not JSON, no digest exists for them (approvals/digest.py): a malformed body, before any read
         raise validation_failed([{"path": p, "keyword": "finite"} for p in unsafe[:MAX_VALIDATION_ERRORS]])
+    if len(canonical(arguments)) > MAX_CANONICAL_BYTES:  # an approval keeps them whole: the body's own limit
+        raise validation_failed([{"path": "$", "keyword": "maxBytes"}])
     request = _Request(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name, arguments=arguments,
                        operation=approvals.operation_of(endpoint_id, tool_name, arguments),
                        client_call_id=client_call_id, approval_id=approval_id, agent_id=agent_id, now=now)
-    state = read_call_state(deps.db, deps.skill, user_id, endpoint_id, client_call_id=client_call_id,
-                            approval_id=approval_id, agent_id=agent_id)
-    if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
-        return _answer_recorded(deps, state.record, tool_name, request.operation.arguments_digest, now)
+    for _ in range(CLAIM_ROUNDS):
+        try:
+            return _checked_call(request)
+        except _EndpointChanged:
+            continue  # nothing was sent or written: read and check again, on the endpoint as it is now
+    raise ConcurrentUpdate("the endpoint kept changing during the call; nothing was sent, try again")
+
+
+def _checked_call(request: _Request) -> CallResult:
+    """One round: the read, the checks in order, the claim and the call out. Raises _EndpointChanged when the
+    claim lost to a change of the endpoint after the read (nothing sent, nothing written)."""
+    deps = request.deps
+    state = read_call_state(deps.db, deps.skill, request.user_id, request.endpoint_id,
+                            client_call_id=request.client_call_id, approval_id=request.approval_id,
+                            agent_id=request.agent_id)
     audit = _granted(request, state)  # 1. the grant (and the skill's switch)
     endpoint = _active_endpoint(state, audit)  # 2. the endpoint
+    if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
+        return _answer_recorded(deps, state.record, request.tool_name, request.operation.arguments_digest,
+                                request.now)
     tool = _checked_tool(request, endpoint, audit)  # 3. the tool; 4. the arguments
-    reason = _approved(request, state, tool, audit)  # 5. the approval
+    reason = _approved(request, state, endpoint, tool, audit)  # 5. the approval
     return _forward_claimed(request, endpoint, tool, reason, audit)  # 6. out
 
 
@@ -349,16 +379,19 @@ def _checked_tool(request: _Request, endpoint: HostedEndpoint, audit: _Audit) ->
     return tool
 
 
-def _approved(request: _Request, state: CallState, tool: SnapshotTool, audit: _Audit) -> Reason:
-    """Step 5: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an unusable
-    one opens no session; the claim's transaction uses it, and its condition is the final word. Returns the
-    decision's reason (for the `allowed` audit)."""
-    usable = state.approval is not None and state.approval.usable_for(request.operation, request.now)
+def _approved(request: _Request, state: CallState, endpoint: HostedEndpoint, tool: SnapshotTool,
+              audit: _Audit) -> Reason:
+    """Step 5: PolicyGate decides with the approval as read (approved, unexpired, this operation, asked on the
+    endpoint's current version and pinned fingerprint), so an unusable one opens no session; the claim's
+    transaction uses it, and its condition is the final word. Returns the decision's reason (for the `allowed`
+    audit)."""
+    binding = binding_of(endpoint)
+    usable = state.approval is not None and state.approval.usable_for(request.operation, binding, request.now)
     final = decide(request.policy(state, OperationApproval(requires_approval=tool.requires_approval,
                                                            approved=usable)))
     if not final.allowed:
         assert final.reason is Reason.APPROVAL_REQUIRED, final.reason
-        raise audit.refused(approval_required(request.ask()))
+        raise audit.refused(approval_required(request.ask(binding)))
     return final.reason
 
 
@@ -380,12 +413,16 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
         user_id=request.user_id, endpoint_id=request.endpoint_id, client_call_id=request.client_call_id,
         call_id=call_id, tool_name=request.tool_name, arguments_digest=request.operation.arguments_digest,
         status=call_store.PENDING, claimed_at=now)
+    # The endpoint's ConditionCheck (still there, not disabled, at the version read: every change of its status,
+    # a tool's switch or its tool lists moves the version) makes a change between the checks and the claim lose
+    # the claim, and nothing is sent.
     ops = [call_store.claim_op(db, record),
+           Op("endpoint", endpoint_store.unchanged_check_op(db, endpoint)),
            Op("audit", audit_store.put_audit_op(db, audit.event(Decision.ALLOWED, target_id=call_id,
                                                                 reason=reason.value, event_id=allowed_id)))]
     if tool.requires_approval and request.approval_id is not None:
         ops.append(Op("approval", approval_store.use_op(db, request.user_id, request.approval_id, request.operation,
-                                                        now)))
+                                                        binding_of(endpoint), now)))
     claim = _Claim(db, ops)
 
     started = time.monotonic()
@@ -406,8 +443,10 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
         other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
         if other is not None:  # a call under the same clientCallId claimed it first
             return _answer_recorded(deps, other, request.tool_name, request.operation.arguments_digest, now)
+        if isinstance(lost, TransactionFailed) and lost.failed("endpoint") is not None:
+            raise _EndpointChanged  # call() reads and checks again: the refusal the endpoint now deserves
         if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
-            raise audit.refused(approval_required(request.ask()))
+            raise audit.refused(approval_required(request.ask(binding_of(endpoint))))
         raise lost if lost is not None else RuntimeError("the claim was neither won nor lost")
 
     # the completion and the outcome's audit, one BatchWriteItem (the claim's transaction already audited the
