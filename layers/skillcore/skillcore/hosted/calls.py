@@ -6,12 +6,16 @@
 
 Arguments holding NaN or an infinity (not JSON: the API's parser refuses them, but the MCP SDK's and a model's
 tool input may carry them) are refused first, as a malformed body (422 `validation_error`, keyword `finite`):
-no digest exists to bind or audit them (approvals/digest.py).
+no digest exists to bind or audit them (approvals/digest.py). So are arguments whose canonical form is over
+64 KiB (keyword `maxBytes`: an approval keeps them whole, approvals/models.MAX_CANONICAL_BYTES, the call body's
+own limit).
 Then the checks, in API.md's order, each refusal a DomainError with the API's code:
 1. the grant: `hosted_workflow:invoke` of the hosted workflows skill (`deps.skill`) through PolicyGate (422
    `permission_required`; a skill switched off is 422 `skill_disabled`, the catalog's switch like every skill's);
 2. the endpoint exists for this user (404 otherwise, another user's too) and is not disabled (409
    `endpoint_disabled`; a `drift_pending` endpoint keeps serving its unchanged tools);
+   then a clientCallId already used answers here, after the grant and the endpoint (a revoked grant or a
+   disabled endpoint is refused even for a stored result): its stored answer, or 409 `idempotency_key_reused`;
 3. the tool: one a pending refresh added or changed is 409 `tool_drifted`; one not in the stored snapshot is 422
    `unknown_tool`; one switched off is 409 `tool_drifted` too, because API.md lists "enabled and not drifted"
    under that one code (and a tool adopted from a drift starts disabled: the same refusal before and after
@@ -22,9 +26,11 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    silently not apply. It has an empty `referencing.Registry()`, so no `$ref` can leave the schema, and no
    format checker;
 5. the approval, when the tool requires one: the given `approvalId` is used in the call record's own
-   transaction (its condition: approved, unexpired, this endpoint, tool and argument digest), so it is used
-   once; without one, or with one that is not usable, 409 `approval_required` with `details.approvalId`
-   (approvals.service.ask: the same pending approval for the same clientCallId and arguments);
+   transaction (its condition: approved, unexpired, this endpoint, tool and argument digest, asked on the
+   endpoint's current version and pinned fingerprint), so it is used once, and never after the endpoint changed
+   (an accepted drift, a switch); without one, or with one that is not usable, 409 `approval_required` with
+   `details.approvalId` (approvals.service.ask: the same pending approval for the same clientCallId, arguments
+   and endpoint version);
 6. then the URL is checked again with its addresses (egress, 422 `url_not_allowed`) and the call forwarded
    with the official MCP client over the egress transport: 30 s deadline (or what the invocation has left,
    less 2 s: service.egress_now), 1 MiB answer cap, redirects never followed (504 `upstream_timeout`, 502
@@ -35,11 +41,16 @@ tools/call is sent, so of two identical calls one reaches the tool; the other wa
 completed and answers the same body. The claim is written while the client opens its session (the connection,
 TLS and `initialize`, which call nothing), and tools/call waits for it (egress.mcp_session.call_tool's
 `ready`): a claim lost to an identical call, or to an approval no longer usable, closes the session with nothing
-of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. A repeated clientCallId
+of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. The claim's transaction
+also holds a ConditionCheck of the endpoint item (it exists, is not disabled and is at the version the checks
+read: endpoint_store.unchanged_check_op; every change of a status, a tool's switch or a tool list moves the
+version), so an endpoint changed between the checks and the claim loses the claim, nothing is sent, and the
+call is read and checked again (CLAIM_ROUNDS): it answers what the endpoint now deserves (`endpoint_disabled`,
+`tool_drifted`, `approval_required` with a new approval, 404), or is forwarded when the change did not concern it. A repeated clientCallId
 answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing. The record keeps the
 call's payload fingerprint (toolName and argumentsDigest: db/idempotency.py), so the same clientCallId with another
-toolName or other arguments answers 409 `idempotency_key_reused`, before any other check, whether the record was
-read or met by a lost claim: nothing is called and the first call's answer is not shown. Refusals of steps 1-5
+toolName or other arguments answers 409 `idempotency_key_reused`, after the grant and the endpoint and before
+any other check, whether the record was read or met by a lost claim: nothing is called and the first call's answer is not shown. Refusals of steps 1-5
 store nothing, so a call refused for want of
 an approval is retried with the same clientCallId once approved. An upstream failure is stored too: the
 endpoint may have acted, so it is never re-sent under the same id.
@@ -56,15 +67,17 @@ not audited again; nor is a reused clientCallId's refusal (nothing was attempted
 
 DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3, of which 2 wait in sequence (1 BatchGetItem of the skill switch, the grant, the
-  endpoint with its pending snapshot while a drift is pending, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
-  the approval's use when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
+  endpoint with its pending snapshot while a drift is pending, the call record and the given approval; 1
+  TransactWriteItems of the claim, the endpoint's ConditionCheck, the `allowed` audit and the approval's use
+  when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
   and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
   of their own);
 - a replay, or a clientCallId reused for another call (409 `idempotency_key_reused`, not audited): 1 (the
-  BatchGetItem);
+  BatchGetItem); refused at steps 1-2 first: 2, as any refusal there;
 - a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 (plus the ask; the
   BatchGetItem reads the given approval too, so one not usable opens no session).
-Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting.
+Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting; a claim lost to a change of the
+endpoint adds a round (its BatchGetItem and TransactWriteItems, nothing sent).
 
 Left as they are, on purpose: an approval used by a call whose forwarding then failed stays used (the endpoint may
 have acted); a record whose caller died between the claim and the completion stays pending until its TTL, and
