@@ -174,3 +174,29 @@ def test_requests_per_operation(hosted, db, monkeypatch) -> None:
     calls.clear()
     decide(hosted, approval.approval_id)
     assert calls == ["get_item", "transact_write_items", "get_item"]
+
+
+def test_the_list_shows_the_whole_arguments_and_cuts_its_page_by_their_size(hosted, db, monkeypatch) -> None:
+    from skillcore.approvals import store
+
+    monkeypatch.setattr(store, "PAGE_ARGUMENTS_BUDGET", 25_000)
+    big = [ask(db, call=f"big-{i}", arguments={"pad": "x" * 10_000, "to": f"r{i}\u2066"}) for i in range(5)]
+    seen: list[dict[str, Any]] = []
+    cursor = None
+    pages = 0
+    while True:
+        status, body = listing(hosted, **({"cursor": cursor} if cursor else {}))
+        assert status == 200
+        assert len(body["items"]) <= 2  # 2 x ~10 KB fit the budget, a third does not
+        seen += body["items"]
+        pages += 1
+        cursor = body["nextCursor"]
+        if cursor is None:
+            break
+    assert pages == 3
+    assert [i["approvalId"] for i in seen] == [a.approval_id for a in reversed(big)]
+    for item in seen:
+        assert item["argumentsPreview"].startswith('{"pad":"' + "x" * 10_000 + '","to":"r')
+        assert item["argumentsPreview"].endswith('\\u{2066}"}')
+        assert (item["endpointVersion"], item["snapshotFingerprint"]) == (BOUND.endpoint_version,
+                                                                          BOUND.snapshot_fingerprint)

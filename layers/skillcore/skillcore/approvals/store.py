@@ -14,7 +14,8 @@ expired one is still listed (status derived: conversations/models.py).
 Access patterns:
 - get one: GetItem (consistent), pk + sk.
 - list a user's approvals, newest first: Query `byCreated`, the status as a filter (a user has few approvals
-  alive at once: they expire in 10 minutes and leave the table a day later).
+  alive at once: they expire in 10 minutes and leave the table a day later); a page is cut after 1 MiB of
+  canonical arguments (PAGE_ARGUMENTS_BUDGET), its cursor then minted from the last approval kept.
 - ask: Put, conditioned on the item being absent or no longer askable (denied or expired), so a pending or
   approved one is never overwritten; a lost condition hands back the item as it was.
 - decide: Update pending -> approved | denied, conditioned on `pending` and unexpired (with the audit, one
@@ -32,10 +33,14 @@ from typing import Any
 from skillcore.approvals.models import Approval, ApprovalStatus, EndpointBinding, OperationRef
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.codec import from_item, to_item, to_value
-from skillcore.db.dynamo import Db, key, query_page
+from skillcore.db.dynamo import Db, encode_cursor, key, query_page
 from skillcore.ids import stable_id
 
 INDEX = "byCreated"
+# A page of the list carries at most this much canonical arguments (and at least one approval): its previews,
+# escaped, are at most three times as long, so a page of 100 approvals of 64 KiB each stays far below Lambda's
+# 6 MB response; the rest comes with the page's cursor.
+PAGE_ARGUMENTS_BUDGET = 1024 * 1024
 TTL_AFTER_EXPIRY = timedelta(days=1)
 
 EXISTS = "attribute_exists(#pk)"
@@ -133,7 +138,17 @@ def list_approvals(
         db, table=db.tables.approvals, partition=("pk", user_id), index=INDEX, newest_first=True, limit=limit,
         cursor=cursor, names=names or None, values=values or None, filter_expression=condition,
     )
-    return [approval_from_item(i) for i in page.items], page.next_cursor
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for item in page.items:
+        size = len(str(item.get("argumentsCanonical", "")).encode("utf-8"))
+        if kept and used + size > PAGE_ARGUMENTS_BUDGET:
+            last = kept[-1]
+            return [approval_from_item(i) for i in kept], encode_cursor(
+                {name: {"S": last[name]} for name in ("pk", "sk", "createdSort")})
+        kept.append(item)
+        used += size
+    return [approval_from_item(i) for i in kept], page.next_cursor
 
 
 def ask_op(db: Db, approval: Approval, now: datetime) -> dict[str, Any]:
