@@ -95,13 +95,15 @@ CONTRACT_CAPABILITY = {
 def pending_approval(stack_env: dict[str, str], user: str, endpoint_id: str) -> str:
     """A pending approval of the seeded endpoint's `add` tool, asked for as a call that needs one would."""
     from skillcore.approvals import service
+    from skillcore.approvals.models import EndpointBinding
     from skillcore.db.dynamo import make_db
     from skillcore.settings import Settings
 
     arguments = {"a": 1, "b": 2}
     approval = service.ask(make_db(Settings.from_env(stack_env)), user,
                            service.operation_of(endpoint_id, "add", arguments), arguments,
-                           client_call_id="contract-call", now=datetime.now(UTC))
+                           client_call_id="contract-call", now=datetime.now(UTC),
+                           binding=EndpointBinding(endpoint_version=1, snapshot_fingerprint="0" * 64))
     return approval.approval_id
 
 

@@ -19,6 +19,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Locator, Page, expect
 
 from skillcore.approvals import service as approvals
+from skillcore.approvals.models import EndpointBinding
 from skillcore.db.dynamo import Db
 from skillcore.settings import Settings
 from skillcore_local.ddb_local import client as ddb_client
@@ -295,10 +296,11 @@ def db_of(hosted_stack: StackClient) -> Db:
 
 
 def ask_approval(hosted_stack: StackClient, user: str, endpoint_id: str, tool: str, arguments: dict[str, Any]) -> str:
-    """A pending approval made by the approvals service, as a call that needs one makes it (the calls route is
-    not on this branch yet)."""
+    """A pending approval made by the approvals service, as a call that needs one makes it (bound to a version
+    and fingerprint of no consequence here: only listed and decided)."""
     operation = approvals.operation_of(endpoint_id, tool, arguments)
     asked = approvals.ask(db_of(hosted_stack), user, operation, arguments, client_call_id=uuid.uuid4().hex,
+                          binding=EndpointBinding(endpoint_version=1, snapshot_fingerprint="0" * 64),
                           now=datetime.now(UTC))
     return asked.approval_id
 
@@ -341,6 +343,29 @@ def test_pending_approvals_are_approved_and_denied(page: Page, hosted_stack: Sta
     assert [a["approvalId"] for a in api.approvals("approved")] == [first]
     assert [a["approvalId"] for a in api.approvals("denied")] == [second]
     assert api.approvals("pending") == []
+
+
+def test_an_approval_shows_its_whole_arguments_in_a_scrolling_block_with_bidi_escaped(
+        page: Page, hosted_stack: StackClient, hosted: HostedServer, signed_in: Any) -> None:
+    """A long argument sorted before the one that matters (the padding attack on a cut preview) and a right-to-left
+    override: the block holds the whole text, scrolls instead of cutting, and shows the override as an escape."""
+    user = open_section(page, signed_in)
+    api = Api(page, hosted_stack)
+    created = api.register("whole_flow", hosted.url())
+    padding = "p" * 4000
+    arguments = {"text": padding, "zz_recipient": "alice\u202e@evil.example"}
+    approval_id = ask_approval(hosted_stack, user, created["endpointId"], "echo", arguments)
+    whole = '{"text":"' + padding + '","zz_recipient":"alice\\u{202E}@evil.example"}'
+    page.reload()
+    preview = page.locator(f'li[data-approval="{approval_id}"]').get_by_test_id("approval-preview")
+    expect(preview).to_have_text(whole)
+    shown = preview.evaluate("e => e.textContent")
+    assert shown == whole and "\u202e" not in shown
+    sizes = preview.evaluate("e => ({scroll: e.scrollHeight, client: e.clientHeight, overflow: getComputedStyle(e).overflowY})")
+    assert sizes["scroll"] > sizes["client"] and sizes["overflow"] == "auto", sizes  # scrolls, never cut
+    preview.evaluate("e => { e.scrollTop = e.scrollHeight; }")
+    expect(preview).to_be_visible()
+    expect(page.locator(f"#{preview.get_attribute('aria-describedby')}")).to_contain_text("\\u{…}")
 
 
 def test_an_approval_decided_elsewhere_says_it_is_not_pending(page: Page, hosted_stack: StackClient,

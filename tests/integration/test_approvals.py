@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from skillcore.approvals import service
-from skillcore.approvals.models import ApprovalStatus
+from skillcore.approvals.models import ApprovalStatus, EndpointBinding
 from skillcore.db.dynamo import make_db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import transact
@@ -18,6 +18,7 @@ from skillcore.settings import Settings
 from tests.support import invoke, load_event, load_function
 
 ARGS = {"city": "上海", "secret_note": "do-not-audit-this"}
+BOUND = EndpointBinding(endpoint_version=2, snapshot_fingerprint="a" * 64)
 
 
 @pytest.fixture
@@ -34,7 +35,8 @@ def ask(db, user: str = "user-alice", *, arguments: dict[str, Any] | None = None
         at: datetime | None = None, tool: str = "weather"):
     arguments = arguments if arguments is not None else ARGS
     operation = service.operation_of("ep1", tool, arguments)
-    return service.ask(db, user, operation, arguments, client_call_id=call, now=at or datetime.now(UTC))
+    return service.ask(db, user, operation, arguments, client_call_id=call, binding=BOUND,
+                       now=at or datetime.now(UTC))
 
 
 def listing(hosted, user: str = "user-alice", **query: str) -> tuple[int, Any]:
@@ -100,7 +102,7 @@ def test_status_filters(hosted, db) -> None:
     decide(hosted, denied.approval_id, "deny")
     used = ask(db, call="u")
     decide(hosted, used.approval_id)
-    transact(db, [service.use_op(db, used, used.operation, datetime.now(UTC))])
+    transact(db, [service.use_op(db, used, used.operation, BOUND, datetime.now(UTC))])
     expected = {"pending": pending, "approved": approved, "denied": denied, "expired": expired, "used": used}
     for name, approval in expected.items():
         status, body = listing(hosted, status=name)
@@ -125,11 +127,11 @@ def test_an_approval_is_used_once_and_only_for_its_operation(hosted, db) -> None
     now = datetime.now(UTC)
     other = service.operation_of("ep1", "weather", {"city": "北京"})
     with pytest.raises(TransactionFailed) as lost:
-        transact(db, [service.use_op(db, approval, other, now)])
+        transact(db, [service.use_op(db, approval, other, BOUND, now)])
     assert lost.value.names == ("approval",)
-    transact(db, [service.use_op(db, approval, approval.operation, now)])
+    transact(db, [service.use_op(db, approval, approval.operation, BOUND, now)])
     with pytest.raises(TransactionFailed):
-        transact(db, [service.use_op(db, approval, approval.operation, now)])
+        transact(db, [service.use_op(db, approval, approval.operation, BOUND, now)])
     assert listing(hosted)[1]["items"][0]["status"] == "used"
 
 
@@ -172,3 +174,29 @@ def test_requests_per_operation(hosted, db, monkeypatch) -> None:
     calls.clear()
     decide(hosted, approval.approval_id)
     assert calls == ["get_item", "transact_write_items", "get_item"]
+
+
+def test_the_list_shows_the_whole_arguments_and_cuts_its_page_by_their_size(hosted, db, monkeypatch) -> None:
+    from skillcore.approvals import store
+
+    monkeypatch.setattr(store, "PAGE_ARGUMENTS_BUDGET", 25_000)
+    big = [ask(db, call=f"big-{i}", arguments={"pad": "x" * 10_000, "to": f"r{i}\u2066"}) for i in range(5)]
+    seen: list[dict[str, Any]] = []
+    cursor = None
+    pages = 0
+    while True:
+        status, body = listing(hosted, **({"cursor": cursor} if cursor else {}))
+        assert status == 200
+        assert len(body["items"]) <= 2  # 2 x ~10 KB fit the budget, a third does not
+        seen += body["items"]
+        pages += 1
+        cursor = body["nextCursor"]
+        if cursor is None:
+            break
+    assert pages == 3
+    assert [i["approvalId"] for i in seen] == [a.approval_id for a in reversed(big)]
+    for item in seen:
+        assert item["argumentsPreview"].startswith('{"pad":"' + "x" * 10_000 + '","to":"r')
+        assert item["argumentsPreview"].endswith('\\u{2066}"}')
+        assert (item["endpointVersion"], item["snapshotFingerprint"]) == (BOUND.endpoint_version,
+                                                                          BOUND.snapshot_fingerprint)

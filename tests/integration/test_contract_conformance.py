@@ -207,11 +207,13 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
 
     # Approvals (HostedFunction): one asked for as a hosted call would, listed, decided, refused the second time.
     from skillcore.approvals import service as approvals
+    from skillcore.approvals.models import EndpointBinding
     from skillcore.db.dynamo import make_db
     from skillcore.settings import Settings
 
     operation = approvals.operation_of("ep-1", "run", {"x": 1})
     approval = approvals.ask(make_db(Settings.from_env()), "user-alice", operation, {"x": 1}, client_call_id="c-1",
+                             binding=EndpointBinding(endpoint_version=1, snapshot_fingerprint="0" * 64),
                              now=datetime.now(UTC))
     assert hosted(load_event("hosted_list_approvals.json", query={"status": "pending"}))[0] == 200
     decide = load_event("hosted_decide_approval.json", path_ids={"APPROVAL_ID": approval.approval_id})

@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import UTC, datetime
 
 from skillcore.approvals import service, store
-from skillcore.approvals.models import ApprovalStatus
+from skillcore.approvals.models import ApprovalStatus, EndpointBinding
 from skillcore.db.dynamo import Db, make_db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import transact
@@ -26,6 +26,7 @@ from .test_user_capabilities_concurrency import together
 
 RACERS = 20
 ARGS = {"query": "季度报告", "limit": 3}
+BOUND = EndpointBinding(endpoint_version=1, snapshot_fingerprint="b" * 64)
 
 
 def _db(stack: StackClient) -> Db:
@@ -38,7 +39,7 @@ def test_racing_decisions_over_http_have_one_winner(stack: StackClient) -> None:
     token = stack.token(user)
     db = _db(stack)
     operation = service.operation_of("ep-race", "publish", ARGS)
-    approval = service.ask(db, user, operation, ARGS, client_call_id="call-1", now=datetime.now(UTC))
+    approval = service.ask(db, user, operation, ARGS, client_call_id="call-1", binding=BOUND, now=datetime.now(UTC))
 
     def decide(i: int) -> tuple[int, str]:
         status, body = stack.call("POST", f"/rpc/approvals/{approval.approval_id}",
@@ -65,14 +66,14 @@ def test_racing_uses_of_one_approval_commit_once(ddb_local: LocalTables) -> None
     user = f"user-{uuid.uuid4().hex[:10]}"
     operation = service.operation_of("ep-race", "publish", ARGS)
     now = datetime.now(UTC)
-    approval = service.ask(db, user, operation, ARGS, client_call_id="call-1", now=now)
+    approval = service.ask(db, user, operation, ARGS, client_call_id="call-1", binding=BOUND, now=now)
     service.decide(db, user, approval.approval_id, service.ApprovalDecision.APPROVE, skill_id="hosted-workflows",
                    skill_version="1.0.0", now=now)
     dbs = [Db(client=ddb_client(ddb_local.endpoint), tables=settings.tables) for _ in range(RACERS)]
 
     def use(i: int) -> bool:
         try:
-            transact(dbs[i], [service.use_op(dbs[i], approval, operation, datetime.now(UTC))])
+            transact(dbs[i], [service.use_op(dbs[i], approval, operation, BOUND, datetime.now(UTC))])
         except TransactionFailed as lost:
             assert lost.names == ("approval",)
             return False
@@ -88,7 +89,7 @@ def test_racing_asks_for_one_call_make_one_approval(ddb_local: LocalTables) -> N
     user = f"user-{uuid.uuid4().hex[:10]}"
     operation = service.operation_of("ep-race", "publish", ARGS)
     dbs = [Db(client=ddb_client(ddb_local.endpoint), tables=settings.tables) for _ in range(RACERS)]
-    ids = together(RACERS, lambda i: service.ask(dbs[i], user, operation, ARGS, client_call_id="same",
+    ids = together(RACERS, lambda i: service.ask(dbs[i], user, operation, ARGS, client_call_id="same", binding=BOUND,
                                                  now=datetime.now(UTC)).approval_id)
     assert len(set(ids)) == 1
     items, _ = store.list_approvals(dbs[0], user, status=None, now=datetime.now(UTC), limit=50, cursor=None)

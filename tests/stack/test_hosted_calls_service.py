@@ -399,3 +399,117 @@ def test_a_claim_whose_caller_died_answers_a_timeout_and_sends_nothing(world) ->
     started = time.monotonic()
     assert _refused(deps, user, endpoint_id, call_id="orphan").code == "upstream_timeout"
     assert time.monotonic() - started < 5 and endpoint.calls == {}
+
+
+# ---------------------------------------------------------------- a change between the checks and the claim
+
+
+def _change_before_the_claim(monkeypatch: pytest.MonkeyPatch, deps: hosted.HostedDeps, user: str, endpoint_id: str,
+                             **change: Any) -> list[int]:
+    """The endpoint is changed (hosted.update with `change`) once, right after the call's checks passed and before
+    its claim is written: hosted.service.secret_of is the first thing the forwarding does. Returns the list of
+    versions seen at that point (one per round)."""
+    original = hosted.secret_of
+    rounds: list[int] = []
+
+    def secret_then_change(deps_: hosted.HostedDeps, endpoint: Any) -> Any:
+        rounds.append(endpoint.version)
+        if len(rounds) == 1:
+            hosted.update(deps, user, endpoint_id, expected_version=endpoint.version, now=datetime.now(UTC),
+                          **{"display_name": None, "status": None, "tools": [], **change})
+        return original(deps_, endpoint)
+
+    monkeypatch.setattr(hosted, "secret_of", secret_then_change)
+    return rounds
+
+
+def _calls_audited(deps: hosted.HostedDeps, user: str) -> list[tuple[str, str | None]]:
+    return [(e.decision.value, e.reason) for e in list_audit(deps.db, user, limit=50, cursor=None)[0]
+            if e.action == "hosted_endpoint.call"]
+
+
+@pytest.mark.parametrize(("change", "code", "details"), [
+    ({"tools": [hosted.ToolChange(name="publish", enabled=False)]}, "tool_drifted",
+     {"toolName": "publish", "reason": "disabled"}),
+    ({"status": EndpointStatus.DISABLED}, "endpoint_disabled", {}),
+])
+def test_a_switch_off_racing_the_claim_loses_it_and_nothing_is_sent(world, monkeypatch, change: dict[str, Any],
+                                                                    code: str, details: dict[str, Any]) -> None:
+    """The claim's ConditionCheck (the endpoint at the version read, not disabled): a switch turned off after the
+    checks and before the claim makes the claim lose; the call is read again and refused as the endpoint now
+    deserves, and nothing reaches the endpoint or the call records."""
+    deps, endpoint, counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    rounds = _change_before_the_claim(monkeypatch, deps, user, endpoint_id, **change)
+    counting.counts.clear()
+    error = _refused(deps, user, endpoint_id, call_id="raced-1")
+    assert (error.code, status_of(error), error.details) == (code, 409, details)
+    assert endpoint.calls == {} and len(rounds) == 1
+    # the lost claim wrote nothing: no record (the same clientCallId is refused again, not replayed), no `allowed`
+    assert _calls_audited(deps, user) == [("denied", code)]
+    assert _refused(deps, user, endpoint_id, call_id="raced-1").code == code and endpoint.calls == {}
+    # the calls: the read, the claim lost, the read again, the refusal's audit (then the second call's read and
+    # audit); the change: its read and its transaction; the audit's listing: one query
+    assert counting.counts == {"batch_get_item": 3, "transact_write_items": 1 + 1, "put_item": 2, "get_item": 1,
+                               "query": 1}
+
+
+def test_a_change_that_does_not_concern_the_call_is_read_again_and_forwarded_once(world, monkeypatch) -> None:
+    deps, endpoint, _counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    rounds = _change_before_the_claim(monkeypatch, deps, user, endpoint_id, display_name="Renamed")
+    result = _call(deps, user, endpoint_id, call_id="renamed-1")
+    assert result.content == "publish done" and endpoint.calls == {"publish": 1}
+    assert rounds == [2, 3]  # the first claim lost to the rename, the second round won
+    assert _call(deps, user, endpoint_id, call_id="renamed-1") == result and endpoint.calls == {"publish": 1}
+
+
+def test_an_approval_is_refused_after_the_endpoint_changed_even_between_the_checks_and_the_claim(world,
+                                                                                                 monkeypatch) -> None:
+    """An approval is bound to the endpoint's version and pinned fingerprint: a switch changed between the call's
+    checks and its claim loses the claim, the approval stays unused, and a new approval is asked for."""
+    deps, endpoint, _counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user, approval=True)
+    asked = _refused(deps, user, endpoint_id, call_id="bound-1")
+    approval_id = asked.details["approvalId"]
+    approvals.decide(deps.db, user, approval_id, ApprovalDecision.APPROVE, skill_id=HOSTED_WORKFLOWS.skill_id,
+                     skill_version=HOSTED_WORKFLOWS.version, now=datetime.now(UTC))
+    _change_before_the_claim(monkeypatch, deps, user, endpoint_id,
+                             tools=[hosted.ToolChange(name="lookup", requires_approval=True)])
+    again = _refused(deps, user, endpoint_id, call_id="bound-1", approval_id=approval_id)
+    assert again.code == "approval_required" and again.details["approvalId"] != approval_id
+    assert endpoint.calls == {}
+    assert approvals.get(deps.db, user, approval_id).status.value == "approved"  # not used by the lost claim
+    new = approvals.get(deps.db, user, again.details["approvalId"])
+    assert new.binding is not None and new.binding.endpoint_version == 3
+
+
+def test_a_stored_result_is_replayed_only_after_the_grant_and_the_endpoint(world) -> None:
+    deps, endpoint, counting = world
+    user = _user()
+    _grant(deps, user)
+    endpoint_id = _register(deps, user)
+    first = _call(deps, user, endpoint_id, call_id="kept-1")
+    grant_store.set_grant(deps.db, user_id=user, skill_id=HOSTED_WORKFLOWS.skill_id,
+                          skill_version=HOSTED_WORKFLOWS.version, code="hosted_workflow:invoke",
+                          scope=GrantScope.user(), granted=False, grant_id=uuid.uuid4().hex, now=datetime.now(UTC))
+    revoked = _refused(deps, user, endpoint_id, call_id="kept-1")
+    assert (revoked.code, status_of(revoked)) == ("permission_required", 422)
+    assert first.call_id not in repr(revoked.details)
+    _grant(deps, user)
+    current = hosted.get(deps, user, endpoint_id)
+    hosted.update(deps, user, endpoint_id, expected_version=current.version, display_name=None,
+                  status=EndpointStatus.DISABLED, tools=[], now=datetime.now(UTC))
+    assert _refused(deps, user, endpoint_id, call_id="kept-1").code == "endpoint_disabled"
+    current = hosted.get(deps, user, endpoint_id)
+    hosted.update(deps, user, endpoint_id, expected_version=current.version, display_name=None,
+                  status=EndpointStatus.ACTIVE, tools=[], now=datetime.now(UTC))
+    counting.counts.clear()
+    assert _call(deps, user, endpoint_id, call_id="kept-1") == first
+    assert endpoint.calls == {"publish": 1} and counting.counts == {"batch_get_item": 1}

@@ -225,6 +225,16 @@ def test_the_request_for_approval_names_tool_arguments_and_approval() -> None:
     assert "approve" in text and "deny" in text
 
 
+def test_the_request_for_approval_shows_the_whole_arguments_with_hidden_characters_escaped() -> None:
+    from skillcore.approvals.digest import arguments_preview
+
+    arguments = {"body": "p" * 3000, "recipient": "alice\u202e@evil.example\u200b"}
+    text = chat_replies.ask_text("test_flow.send", "01M8YRS79Q8W8N22EGQ45FZNC7", arguments_preview(arguments),
+                                 Language.ZH)
+    assert '│ {"body":"' + "p" * 3000 + '","recipient":"alice\\u{202E}@evil.example\\u{200B}"}' in text
+    assert "\u202e" not in text and "\u200b" not in text
+
+
 # ---------------------------------------------------------------- the branch with Bedrock's tool use
 
 

@@ -1,4 +1,6 @@
-// The pending approvals of hosted calls, decided here; a linked one is brought into view and focused.
+// The pending approvals of hosted calls, decided here; a linked one is brought into view and focused. Each shows
+// its whole arguments as the API gives them (argumentsPreview: never cut, hidden characters already escaped), in a
+// block that scrolls (pre.protocol) rather than being cut.
 import { useEffect, useRef, useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
@@ -37,7 +39,9 @@ function ApprovalItem({ approval, endpoints, zone, highlighted, onDecided, onGon
       <dt>${t("hosted.approvalExpires")}</dt><dd data-testid="approval-expires">${formatTime(approval.expiresAt, zone)}</dd>
     </dl>
     <p class="meta" id=${`${itemId}-args-label`}>${t("hosted.approvalArgs")}</p>
-    <pre class="protocol" data-testid="approval-preview" aria-labelledby=${`${itemId}-args-label`} tabindex="0">${approval.argumentsPreview}</pre>
+    <p class="hint" id=${`${itemId}-args-hint`}>${t("hosted.approvalArgsHint")}</p>
+    <pre class="protocol arguments" data-testid="approval-preview" aria-labelledby=${`${itemId}-args-label`}
+      aria-describedby=${`${itemId}-args-hint`} tabindex="0">${approval.argumentsPreview}</pre>
     <div class="row actions">
       <button type="button" data-decision="approve" disabled=${action.busy || gone}
         aria-label=${t("hosted.approveLabel", { tool: approval.toolName, endpoint: endpointName })} onClick=${() => decide("approve")}>${t("hosted.approve")}</button>

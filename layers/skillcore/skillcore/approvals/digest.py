@@ -1,5 +1,6 @@
 """The canonical form of an operation's arguments (RFC 8785, JSON Canonicalization Scheme) and what is
-derived from it: the digest an approval is bound to, and the preview its owner reads.
+derived from it: the digest an approval is bound to, and the preview its owner reads (the whole canonical text,
+never cut, with the characters that could hide or reorder what is shown written as visible escapes: `visible`).
 
 The same arguments in any key order or number spelling give the same digest (RFC 8785 fixes both), so an
 approval cannot be replayed for different arguments and is not lost to a re-ordered object.
@@ -17,11 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import unicodedata
 from typing import Any
 
 import rfc8785
-
-from skillcore.approvals.models import PREVIEW_MAX_CHARS
 
 MAX_SAFE_INTEGER = 2**53 - 1
 
@@ -73,8 +73,37 @@ def arguments_digest(arguments: dict[str, Any]) -> str:
     return hashlib.sha256(canonical(arguments)).hexdigest()
 
 
-def arguments_preview(arguments: dict[str, Any]) -> str:
-    text = canonical(arguments).decode("utf-8")
-    if len(text) <= PREVIEW_MAX_CHARS:
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): drawn as nothing, so a text holding them
+# reads as another. The bidi controls (U+061C, U+200E/200F, U+202A-202E, U+2066-2069) are among them.
+DEFAULT_IGNORABLE = (
+    (0x00AD, 0x00AD), (0x034F, 0x034F), (0x061C, 0x061C), (0x115F, 0x1160), (0x17B4, 0x17B5),
+    (0x180B, 0x180F), (0x200B, 0x200F), (0x202A, 0x202E), (0x2060, 0x206F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFEFF, 0xFEFF), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A), (0xE0000, 0xE0FFF),
+)
+# General categories shown escaped too: controls, format characters, line and paragraph separators, surrogates,
+# private use and unassigned code points (none of them reads as itself).
+ESCAPED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Co", "Cn"})
+
+
+def hidden(char: str) -> bool:
+    """Whether `char` is not shown as itself: a default-ignorable code point or one of ESCAPED_CATEGORIES."""
+    point = ord(char)
+    if any(low <= point <= high for low, high in DEFAULT_IGNORABLE):
+        return True
+    return unicodedata.category(char) in ESCAPED_CATEGORIES
+
+
+def visible(text: str) -> str:
+    """`text` with every hidden character (bidi controls, zero-width and other default-ignorable characters,
+    controls) written as `\\u{XXXX}` (upper-case hex, at least 4 digits). Unambiguous on canonical JSON: there a
+    backslash only appears inside a string, always escaped (`\\\\`), so a literal `\\u{202E}` in an argument shows
+    as `\\\\u{202E}`."""
+    if text.isascii() and text.isprintable():
         return text
-    return text[: PREVIEW_MAX_CHARS - 1] + "…"
+    return "".join(f"\\u{{{ord(c):04X}}}" if hidden(c) else c for c in text)
+
+
+def arguments_preview(arguments: dict[str, Any]) -> str:
+    """What the owner reads: the whole canonical arguments (never cut), hidden characters made visible."""
+    return visible(canonical(arguments).decode("utf-8"))

@@ -17,9 +17,13 @@ from msgspec import Struct
 from msgspec.structs import force_setattr
 
 from skillcore import checks
+from skillcore.approvals.digest import visible
 
 APPROVAL_TTL = timedelta(minutes=10)
-PREVIEW_MAX_CHARS = 500
+# The canonical arguments an approval keeps whole: at most the call body's own limit (64 KiB, api/app.py's
+# payload_too_large), so an item stays far below DynamoDB's 400 KB; a call whose canonical arguments are larger
+# is refused before anything is asked (hosted/calls.py).
+MAX_CANONICAL_BYTES = 64 * 1024
 _DIGEST = r"[0-9a-f]{64}"
 
 
@@ -51,26 +55,43 @@ class OperationRef(Struct, frozen=True, kw_only=True):
             raise ValueError("arguments_digest must be a SHA-256 hex digest")
 
 
+class EndpointBinding(Struct, frozen=True, kw_only=True):
+    """The endpoint as it was when the approval was asked for: its version (every change of its status, a tool's
+    switch, its pending or pinned tool list moves it) and its pinned snapshot's fingerprint. An approval is usable
+    only while both are still the endpoint's."""
+
+    endpoint_version: int
+    snapshot_fingerprint: str
+
+
 class Approval(Struct, frozen=True, kw_only=True):
     approval_id: str
     user_id: str
     operation: OperationRef
-    # The canonical arguments, cut to PREVIEW_MAX_CHARS: shown to the owner when deciding, never audited or logged.
-    arguments_preview: str
+    # The whole canonical arguments (RFC 8785, digest.py), at most MAX_CANONICAL_BYTES of UTF-8: shown to the
+    # owner when deciding (as `arguments_preview`), never audited or logged.
+    arguments_canonical: str
     status: ApprovalStatus
     created_at: datetime
     expires_at: datetime
     decided_at: datetime | None = None
     used_at: datetime | None = None
+    # None only on an approval stored before approvals were bound: never usable.
+    binding: EndpointBinding | None = None
 
     def __post_init__(self) -> None:
         force_setattr(self, "status", ApprovalStatus(self.status))
         if self.status is ApprovalStatus.EXPIRED:
             raise ValueError("expired is derived from expires_at, never stored")
-        if len(self.arguments_preview) > PREVIEW_MAX_CHARS:
-            raise ValueError(f"arguments_preview is at most {PREVIEW_MAX_CHARS} characters")
+        if len(self.arguments_canonical.encode("utf-8")) > MAX_CANONICAL_BYTES:
+            raise ValueError(f"arguments_canonical is at most {MAX_CANONICAL_BYTES} bytes")
         if self.expires_at <= self.created_at:
             raise ValueError("an approval expires after it is created")
+
+    @property
+    def arguments_preview(self) -> str:
+        """What its owner reads: the whole canonical arguments, hidden characters as visible escapes."""
+        return visible(self.arguments_canonical)
 
     def status_at(self, now: datetime) -> ApprovalStatus:
         """The status a reader sees: a pending or approved approval past its time is expired."""
@@ -78,6 +99,7 @@ class Approval(Struct, frozen=True, kw_only=True):
             return ApprovalStatus.EXPIRED
         return self.status
 
-    def usable_for(self, operation: OperationRef, now: datetime) -> bool:
-        """Approved, unused, unexpired, and for exactly this operation."""
-        return self.status_at(now) is ApprovalStatus.APPROVED and self.operation == operation
+    def usable_for(self, operation: OperationRef, binding: EndpointBinding, now: datetime) -> bool:
+        """Approved, unused, unexpired, for exactly this operation, on the endpoint as it was approved."""
+        return (self.status_at(now) is ApprovalStatus.APPROVED and self.operation == operation
+                and self.binding == binding)

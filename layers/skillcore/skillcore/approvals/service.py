@@ -1,7 +1,9 @@
 """Approvals: ask for one, list them, decide one, and the operation that uses one.
 
 An approval binds a user's consent to one operation: endpoint, tool and the SHA-256 of the canonical
-arguments (digest.py). It is asked for by the call that needs it (409 `approval_required` names it), decided
+arguments (digest.py), on the endpoint as it was asked (its version and pinned snapshot fingerprint: a change of
+either makes it unusable, and the call asks for a new one). It keeps the whole canonical arguments, which its
+owner reads whole (hidden characters escaped: digest.visible). It is asked for by the call that needs it (409 `approval_required` names it), decided
 by its owner (API, page or chat), and used at most once, inside the transaction that records the call.
 Every decision is audited (`hosted_endpoint.approval`) with ids, the tool name and the digest: never the
 arguments or their preview.
@@ -13,9 +15,16 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.approvals import store
-from skillcore.approvals.digest import arguments_digest, arguments_preview
+from skillcore.approvals.digest import arguments_digest, canonical
 from skillcore.approvals.errors import ApprovalNotPending
-from skillcore.approvals.models import APPROVAL_TTL, Approval, ApprovalDecision, ApprovalStatus, OperationRef
+from skillcore.approvals.models import (
+    APPROVAL_TTL,
+    Approval,
+    ApprovalDecision,
+    ApprovalStatus,
+    EndpointBinding,
+    OperationRef,
+)
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, TransactionFailed
 from skillcore.db.transact import Op, transact, write
@@ -38,14 +47,15 @@ def operation_of(endpoint_id: str, tool_name: str, arguments: dict[str, Any]) ->
 
 
 def ask(
-    db: Db, user_id: str, operation: OperationRef, arguments: dict[str, Any], *, client_call_id: str, now: datetime,
+    db: Db, user_id: str, operation: OperationRef, arguments: dict[str, Any], *, client_call_id: str,
+    binding: EndpointBinding, now: datetime,
 ) -> Approval:
-    """The approval this call asks for: the one already pending or approved under its id, or a new one (1 write,
-    plus 0 reads: a lost condition carries the item as it was)."""
+    """The approval this call asks for on the endpoint as `binding` says: the one already pending or approved
+    under its id, or a new one (1 write, plus 0 reads: a lost condition carries the item as it was)."""
     approval = Approval(
-        approval_id=store.approval_id(user_id, operation, client_call_id), user_id=user_id, operation=operation,
-        arguments_preview=arguments_preview(arguments), status=ApprovalStatus.PENDING, created_at=now,
-        expires_at=now + APPROVAL_TTL,
+        approval_id=store.approval_id(user_id, operation, client_call_id, binding), user_id=user_id,
+        operation=operation, arguments_canonical=canonical(arguments).decode("utf-8"), status=ApprovalStatus.PENDING,
+        created_at=now, expires_at=now + APPROVAL_TTL, binding=binding,
     )
     try:
         write(db, Op("approval", store.ask_op(db, approval, now)))
@@ -92,8 +102,8 @@ def decide(
         raise approval_not_pending(store.approval_from_item(lost.old).status_at(now)) from None
     return Approval(
         approval_id=approval.approval_id, user_id=user_id, operation=approval.operation,
-        arguments_preview=approval.arguments_preview, status=status, created_at=approval.created_at,
-        expires_at=approval.expires_at, decided_at=now,
+        arguments_canonical=approval.arguments_canonical, status=status, created_at=approval.created_at,
+        expires_at=approval.expires_at, decided_at=now, binding=approval.binding,
     )
 
 
@@ -105,7 +115,8 @@ def decision_metadata(approval: Approval) -> AuditMetadata:
                          input_sha256=approval.operation.arguments_digest)
 
 
-def use_op(db: Db, approval: Approval, operation: OperationRef, now: datetime) -> Op:
-    """The operation that uses `approval` for `operation`: compose it into the call's transaction; its lost
-    condition (named "approval") means the approval was used, expired or is for something else."""
-    return Op("approval", store.use_op(db, approval.user_id, approval.approval_id, operation, now))
+def use_op(db: Db, approval: Approval, operation: OperationRef, binding: EndpointBinding, now: datetime) -> Op:
+    """The operation that uses `approval` for `operation` on the endpoint as `binding` says: compose it into the
+    call's transaction; its lost condition (named "approval") means the approval was used, expired, is for
+    something else or for the endpoint as it was before a change."""
+    return Op("approval", store.use_op(db, approval.user_id, approval.approval_id, operation, binding, now))

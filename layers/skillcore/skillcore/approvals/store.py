@@ -1,9 +1,12 @@
 """Approvals table: skill_approvals, per-operation approvals (API.md "Approvals").
 
 Key design: pk = userId, sk = approvalId. The id is derived from the operation it asks about (user, endpoint,
-tool, the call's clientCallId and the arguments' digest: `approval_id`), so a call retried with the same
-clientCallId finds the approval it already asked for instead of asking twice; different arguments are a
-different approval, so a pending one is never re-pointed at other arguments while its owner reads it.
+tool, the call's clientCallId and the arguments' digest) and the endpoint's binding (its version and pinned
+fingerprint when asked: `approval_id`), so a call retried with the same clientCallId finds the approval it
+already asked for instead of asking twice; different arguments are a different approval, so a pending one is
+never re-pointed at other arguments while its owner reads it, and an endpoint changed since is a new approval.
+The item keeps the whole canonical arguments (`argumentsCanonical`, at most 64 KiB: models.MAX_CANONICAL_BYTES)
+and the binding (`endpointVersion`, `snapshotFingerprint`).
 `createdSort` ("<createdAt>#<id>") is the sort key of the local index `byCreated`, newest first for lists.
 `expiresTtl` (epoch seconds, a day after expiry) lets DynamoDB's TTL remove old approvals; until then an
 expired one is still listed (status derived: conversations/models.py).
@@ -11,12 +14,14 @@ expired one is still listed (status derived: conversations/models.py).
 Access patterns:
 - get one: GetItem (consistent), pk + sk.
 - list a user's approvals, newest first: Query `byCreated`, the status as a filter (a user has few approvals
-  alive at once: they expire in 10 minutes and leave the table a day later).
+  alive at once: they expire in 10 minutes and leave the table a day later); a page is cut after 1 MiB of
+  canonical arguments (PAGE_ARGUMENTS_BUDGET), its cursor then minted from the last approval kept.
 - ask: Put, conditioned on the item being absent or no longer askable (denied or expired), so a pending or
   approved one is never overwritten; a lost condition hands back the item as it was.
 - decide: Update pending -> approved | denied, conditioned on `pending` and unexpired (with the audit, one
   transaction).
-- use: Update approved -> used, conditioned on `approved`, unexpired and the exact operation; composed into
+- use: Update approved -> used, conditioned on `approved`, unexpired, the exact operation and the endpoint's
+  binding (`endpointVersion`, `snapshotFingerprint`, as read by the call); composed into
   the call's own transaction by the caller, so an approval is used at most once.
 """
 
@@ -25,13 +30,17 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any
 
-from skillcore.approvals.models import Approval, ApprovalStatus, OperationRef
+from skillcore.approvals.models import Approval, ApprovalStatus, EndpointBinding, OperationRef
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.codec import from_item, to_item, to_value
-from skillcore.db.dynamo import Db, key, query_page
+from skillcore.db.dynamo import Db, encode_cursor, key, query_page
 from skillcore.ids import stable_id
 
 INDEX = "byCreated"
+# A page of the list carries at most this much canonical arguments (and at least one approval): its previews,
+# escaped, are at most three times as long, so a page of 100 approvals of 64 KiB each stays far below Lambda's
+# 6 MB response; the rest comes with the page's cursor.
+PAGE_ARGUMENTS_BUDGET = 1024 * 1024
 TTL_AFTER_EXPIRY = timedelta(days=1)
 
 EXISTS = "attribute_exists(#pk)"
@@ -42,11 +51,14 @@ IS_DENIED = "#status = :denied"
 UNEXPIRED = "#expiresAt > :now"
 EXPIRED = "#expiresAt <= :now"
 SAME_OPERATION = "#endpointId = :endpointId AND #toolName = :toolName AND #digest = :digest"
+SAME_BINDING = "#endpointVersion = :endpointVersion AND #fingerprint = :fingerprint"
 
 
-def approval_id(user_id: str, operation: OperationRef, client_call_id: str) -> str:
+def approval_id(user_id: str, operation: OperationRef, client_call_id: str, binding: EndpointBinding) -> str:
+    """Derived from the operation and the endpoint's binding: once the endpoint changes (a version or a pinned
+    tool list of its own), the same call asks for a new approval instead of finding the old one."""
     return stable_id("approval", user_id, operation.endpoint_id, operation.tool_name, client_call_id,
-                     operation.arguments_digest)
+                     operation.arguments_digest, str(binding.endpoint_version), binding.snapshot_fingerprint)
 
 
 def to_approval_item(approval: Approval) -> dict[str, Any]:
@@ -57,13 +69,16 @@ def to_approval_item(approval: Approval) -> dict[str, Any]:
         "endpointId": approval.operation.endpoint_id,
         "toolName": approval.operation.tool_name,
         "argumentsDigest": approval.operation.arguments_digest,
-        "argumentsPreview": approval.arguments_preview,
+        "argumentsCanonical": approval.arguments_canonical,
         "status": approval.status.value,
         "createdAt": to_sort_time(approval.created_at),
         "createdSort": f"{to_sort_time(approval.created_at)}#{approval.approval_id}",
         "expiresAt": to_sort_time(approval.expires_at),
         "expiresTtl": int((approval.expires_at + TTL_AFTER_EXPIRY).timestamp()),
     }
+    if approval.binding is not None:
+        item["endpointVersion"] = approval.binding.endpoint_version
+        item["snapshotFingerprint"] = approval.binding.snapshot_fingerprint
     if approval.decided_at is not None:
         item["decidedAt"] = to_sort_time(approval.decided_at)
     if approval.used_at is not None:
@@ -77,12 +92,16 @@ def approval_from_item(item: dict[str, Any]) -> Approval:
         user_id=item["pk"],
         operation=OperationRef(endpoint_id=item["endpointId"], tool_name=item["toolName"],
                                arguments_digest=item["argumentsDigest"]),
-        arguments_preview=item["argumentsPreview"],
+        # an item stored before the whole arguments were kept has only its (cut) preview
+        arguments_canonical=item.get("argumentsCanonical", item.get("argumentsPreview", "")),
         status=ApprovalStatus(item["status"]),
         created_at=parse_time(item["createdAt"]),
         expires_at=parse_time(item["expiresAt"]),
         decided_at=parse_time(item["decidedAt"]) if item.get("decidedAt") else None,
         used_at=parse_time(item["usedAt"]) if item.get("usedAt") else None,
+        binding=EndpointBinding(endpoint_version=int(item["endpointVersion"]),
+                                snapshot_fingerprint=item["snapshotFingerprint"])
+        if item.get("endpointVersion") is not None else None,
     )
 
 
@@ -119,7 +138,17 @@ def list_approvals(
         db, table=db.tables.approvals, partition=("pk", user_id), index=INDEX, newest_first=True, limit=limit,
         cursor=cursor, names=names or None, values=values or None, filter_expression=condition,
     )
-    return [approval_from_item(i) for i in page.items], page.next_cursor
+    kept: list[dict[str, Any]] = []
+    used = 0
+    for item in page.items:
+        size = len(str(item.get("argumentsCanonical", "")).encode("utf-8"))
+        if kept and used + size > PAGE_ARGUMENTS_BUDGET:
+            last = kept[-1]
+            return [approval_from_item(i) for i in kept], encode_cursor(
+                {name: {"S": last[name]} for name in ("pk", "sk", "createdSort")})
+        kept.append(item)
+        used += size
+    return [approval_from_item(i) for i in kept], page.next_cursor
 
 
 def ask_op(db: Db, approval: Approval, now: datetime) -> dict[str, Any]:
@@ -146,17 +175,21 @@ def decide_op(db: Db, user_id: str, approval_id_: str, status: ApprovalStatus, n
     }}
 
 
-def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, now: datetime) -> dict[str, Any]:
+def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, binding: EndpointBinding,
+           now: datetime) -> dict[str, Any]:
     return {"Update": {
         "TableName": db.tables.approvals, "Key": key(pk=user_id, sk=approval_id_),
         "UpdateExpression": "SET #status = :used, #usedAt = :now",
-        "ConditionExpression": f"{EXISTS} AND {IS_APPROVED} AND {UNEXPIRED} AND {SAME_OPERATION}",
+        "ConditionExpression": f"{EXISTS} AND {IS_APPROVED} AND {UNEXPIRED} AND {SAME_OPERATION} AND {SAME_BINDING}",
         "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#expiresAt": "expiresAt",
                                      "#usedAt": "usedAt", "#endpointId": "endpointId", "#toolName": "toolName",
-                                     "#digest": "argumentsDigest"},
+                                     "#digest": "argumentsDigest", "#endpointVersion": "endpointVersion",
+                                     "#fingerprint": "snapshotFingerprint"},
         "ExpressionAttributeValues": {
             ":used": to_value(ApprovalStatus.USED.value), ":approved": to_value(ApprovalStatus.APPROVED.value),
             ":now": to_value(to_sort_time(now)), ":endpointId": to_value(operation.endpoint_id),
             ":toolName": to_value(operation.tool_name), ":digest": to_value(operation.arguments_digest),
+            ":endpointVersion": to_value(binding.endpoint_version),
+            ":fingerprint": to_value(binding.snapshot_fingerprint),
         },
     }}

@@ -6,12 +6,16 @@
 
 Arguments holding NaN or an infinity (not JSON: the API's parser refuses them, but the MCP SDK's and a model's
 tool input may carry them) are refused first, as a malformed body (422 `validation_error`, keyword `finite`):
-no digest exists to bind or audit them (approvals/digest.py).
+no digest exists to bind or audit them (approvals/digest.py). So are arguments whose canonical form is over
+64 KiB (keyword `maxBytes`: an approval keeps them whole, approvals/models.MAX_CANONICAL_BYTES, the call body's
+own limit).
 Then the checks, in API.md's order, each refusal a DomainError with the API's code:
 1. the grant: `hosted_workflow:invoke` of the hosted workflows skill (`deps.skill`) through PolicyGate (422
    `permission_required`; a skill switched off is 422 `skill_disabled`, the catalog's switch like every skill's);
 2. the endpoint exists for this user (404 otherwise, another user's too) and is not disabled (409
    `endpoint_disabled`; a `drift_pending` endpoint keeps serving its unchanged tools);
+   then a clientCallId already used answers here, after the grant and the endpoint (a revoked grant or a
+   disabled endpoint is refused even for a stored result): its stored answer, or 409 `idempotency_key_reused`;
 3. the tool: one a pending refresh added or changed is 409 `tool_drifted`; one not in the stored snapshot is 422
    `unknown_tool`; one switched off is 409 `tool_drifted` too, because API.md lists "enabled and not drifted"
    under that one code (and a tool adopted from a drift starts disabled: the same refusal before and after
@@ -22,9 +26,11 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    silently not apply. It has an empty `referencing.Registry()`, so no `$ref` can leave the schema, and no
    format checker;
 5. the approval, when the tool requires one: the given `approvalId` is used in the call record's own
-   transaction (its condition: approved, unexpired, this endpoint, tool and argument digest), so it is used
-   once; without one, or with one that is not usable, 409 `approval_required` with `details.approvalId`
-   (approvals.service.ask: the same pending approval for the same clientCallId and arguments);
+   transaction (its condition: approved, unexpired, this endpoint, tool and argument digest, asked on the
+   endpoint's current version and pinned fingerprint), so it is used once, and never after the endpoint changed
+   (an accepted drift, a switch); without one, or with one that is not usable, 409 `approval_required` with
+   `details.approvalId` (approvals.service.ask: the same pending approval for the same clientCallId, arguments
+   and endpoint version);
 6. then the URL is checked again with its addresses (egress, 422 `url_not_allowed`) and the call forwarded
    with the official MCP client over the egress transport: 30 s deadline (or what the invocation has left,
    less 2 s: service.egress_now), 1 MiB answer cap, redirects never followed (504 `upstream_timeout`, 502
@@ -35,11 +41,16 @@ tools/call is sent, so of two identical calls one reaches the tool; the other wa
 completed and answers the same body. The claim is written while the client opens its session (the connection,
 TLS and `initialize`, which call nothing), and tools/call waits for it (egress.mcp_session.call_tool's
 `ready`): a claim lost to an identical call, or to an approval no longer usable, closes the session with nothing
-of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. A repeated clientCallId
+of the call sent. Overlapped so, the claim costs a forwarded call no time of its own. The claim's transaction
+also holds a ConditionCheck of the endpoint item (it exists, is not disabled and is at the version the checks
+read: endpoint_store.unchanged_check_op; every change of a status, a tool's switch or a tool list moves the
+version), so an endpoint changed between the checks and the claim loses the claim, nothing is sent, and the
+call is read and checked again (CLAIM_ROUNDS): it answers what the endpoint now deserves (`endpoint_disabled`,
+`tool_drifted`, `approval_required` with a new approval, 404), or is forwarded when the change did not concern it. A repeated clientCallId
 answers the stored body (a result, or the 502/504/422 of the forwarding) and calls nothing. The record keeps the
 call's payload fingerprint (toolName and argumentsDigest: db/idempotency.py), so the same clientCallId with another
-toolName or other arguments answers 409 `idempotency_key_reused`, before any other check, whether the record was
-read or met by a lost claim: nothing is called and the first call's answer is not shown. Refusals of steps 1-5
+toolName or other arguments answers 409 `idempotency_key_reused`, after the grant and the endpoint and before
+any other check, whether the record was read or met by a lost claim: nothing is called and the first call's answer is not shown. Refusals of steps 1-5
 store nothing, so a call refused for want of
 an approval is retried with the same clientCallId once approved. An upstream failure is stored too: the
 endpoint may have acted, so it is never re-sent under the same id.
@@ -56,15 +67,17 @@ not audited again; nor is a reused clientCallId's refusal (nothing was attempted
 
 DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py and `make bench`'s hosted section):
 - a forwarded call: 3, of which 2 wait in sequence (1 BatchGetItem of the skill switch, the grant, the
-  endpoint with its pending snapshot while a drift is pending, the call record and the given approval; 1 TransactWriteItems of the claim, the `allowed` audit and
-  the approval's use when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
+  endpoint with its pending snapshot while a drift is pending, the call record and the given approval; 1
+  TransactWriteItems of the claim, the endpoint's ConditionCheck, the `allowed` audit and the approval's use
+  when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
   and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
   of their own);
 - a replay, or a clientCallId reused for another call (409 `idempotency_key_reused`, not audited): 1 (the
-  BatchGetItem);
+  BatchGetItem); refused at steps 1-2 first: 2, as any refusal there;
 - a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 (plus the ask; the
   BatchGetItem reads the given approval too, so one not usable opens no session).
-Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting.
+Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting; a claim lost to a change of the
+endpoint adds a round (its BatchGetItem and TransactWriteItems, nothing sent).
 
 Left as they are, on purpose: an approval used by a call whose forwarding then failed stays used (the endpoint may
 have acted); a record whose caller died between the claim and the completion stays pending until its TTL, and
@@ -85,14 +98,15 @@ from msgspec.structs import replace
 
 from skillcore.approvals import service as approvals
 from skillcore.approvals import store as approval_store
-from skillcore.approvals.digest import non_finite
-from skillcore.approvals.models import OperationRef
+from skillcore.approvals.digest import canonical, non_finite
+from skillcore.approvals.models import MAX_CANONICAL_BYTES, EndpointBinding, OperationRef
 from skillcore.db.dynamo import Db, batch_put
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
 from skillcore.egress.settings import EgressSettings
 from skillcore.errors import (
+    ConcurrentUpdate,
     DomainError,
     FieldError,
     IdempotencyKeyReused,
@@ -113,6 +127,9 @@ from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide
 from skillcore.policy.grants import GrantScope
 
 MAX_VALIDATION_ERRORS = 20
+# How often a call whose claim lost to a change of the endpoint (its ConditionCheck) is read and checked again
+# before it answers 409 `concurrent_update` (each round sends nothing).
+CLAIM_ROUNDS = 3
 WAIT_POLL_SECONDS = 0.1
 WAIT_SLACK_SECONDS = 5.0
 
@@ -286,10 +303,20 @@ class _Request(Struct, frozen=True, kw_only=True):
                            requirements=skill.permissions, action="hosted_endpoint.call", agent_id=self.agent_id,
                            target_id=self.endpoint_id, grants=state.grants, operation=operation)
 
-    def ask(self) -> str:
-        """The approval this call asks for (approvals.service.ask: the same pending one for the same call)."""
+    def ask(self, binding: EndpointBinding) -> str:
+        """The approval this call asks for on the endpoint as read (approvals.service.ask: the same pending one
+        for the same call on the same endpoint version and pinned snapshot)."""
         return approvals.ask(self.deps.db, self.user_id, self.operation, self.arguments,
-                             client_call_id=self.client_call_id, now=self.now).approval_id
+                             client_call_id=self.client_call_id, binding=binding, now=self.now).approval_id
+
+
+def binding_of(endpoint: HostedEndpoint) -> EndpointBinding:
+    """What an approval asked or used now is bound to: the endpoint's version and pinned fingerprint."""
+    return EndpointBinding(endpoint_version=endpoint.version, snapshot_fingerprint=endpoint.snapshot.fingerprint)
+
+
+class _EndpointChanged(Exception):
+    """The claim's ConditionCheck on the endpoint failed: it changed (or went) after it was read."""
 
 
 def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name: str, arguments: dict[str, Any],
@@ -299,18 +326,34 @@ def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name:
     count before the user's. Raises the API's DomainErrors."""
     unsafe = non_finite(arguments)
     if unsafe:  # not JSON, no digest exists for them (approvals/digest.py): a malformed body, before any read
-        raise validation_failed([FieldError(path=p, keyword="finite") for p in unsafe[:MAX_VALIDATION_ERRORS]])
+        raise validation_failed([{"path": p, "keyword": "finite"} for p in unsafe[:MAX_VALIDATION_ERRORS]])
+    if len(canonical(arguments)) > MAX_CANONICAL_BYTES:  # an approval keeps them whole: the body's own limit
+        raise validation_failed([FieldError(path="$", keyword="maxBytes")])
     request = _Request(deps=deps, user_id=user_id, endpoint_id=endpoint_id, tool_name=tool_name, arguments=arguments,
                        operation=approvals.operation_of(endpoint_id, tool_name, arguments),
                        client_call_id=client_call_id, approval_id=approval_id, agent_id=agent_id, now=now)
-    state = read_call_state(deps.db, deps.skill, user_id, endpoint_id, client_call_id=client_call_id,
-                            approval_id=approval_id, agent_id=agent_id)
-    if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
-        return _answer_recorded(deps, state.record, tool_name, request.operation.arguments_digest, now)
+    for _ in range(CLAIM_ROUNDS):
+        try:
+            return _checked_call(request)
+        except _EndpointChanged:
+            continue  # nothing was sent or written: read and check again, on the endpoint as it is now
+    raise ConcurrentUpdate("the endpoint kept changing during the call; nothing was sent, try again")
+
+
+def _checked_call(request: _Request) -> CallResult:
+    """One round: the read, the checks in order, the claim and the call out. Raises _EndpointChanged when the
+    claim lost to a change of the endpoint after the read (nothing sent, nothing written)."""
+    deps = request.deps
+    state = read_call_state(deps.db, deps.skill, request.user_id, request.endpoint_id,
+                            client_call_id=request.client_call_id, approval_id=request.approval_id,
+                            agent_id=request.agent_id)
     audit = _granted(request, state)  # 1. the grant (and the skill's switch)
     endpoint = _active_endpoint(state, audit)  # 2. the endpoint
+    if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
+        return _answer_recorded(deps, state.record, request.tool_name, request.operation.arguments_digest,
+                                request.now)
     tool = _checked_tool(request, endpoint, audit)  # 3. the tool; 4. the arguments
-    reason = _approved(request, state, tool, audit)  # 5. the approval
+    reason = _approved(request, state, endpoint, tool, audit)  # 5. the approval
     return _forward_claimed(request, endpoint, tool, reason, audit)  # 6. out
 
 
@@ -350,16 +393,19 @@ def _checked_tool(request: _Request, endpoint: HostedEndpoint, audit: _Audit) ->
     return tool
 
 
-def _approved(request: _Request, state: CallState, tool: SnapshotTool, audit: _Audit) -> Reason:
-    """Step 5: PolicyGate decides with the approval as read (approved, unexpired, this operation), so an unusable
-    one opens no session; the claim's transaction uses it, and its condition is the final word. Returns the
-    decision's reason (for the `allowed` audit)."""
-    usable = state.approval is not None and state.approval.usable_for(request.operation, request.now)
+def _approved(request: _Request, state: CallState, endpoint: HostedEndpoint, tool: SnapshotTool,
+              audit: _Audit) -> Reason:
+    """Step 5: PolicyGate decides with the approval as read (approved, unexpired, this operation, asked on the
+    endpoint's current version and pinned fingerprint), so an unusable one opens no session; the claim's
+    transaction uses it, and its condition is the final word. Returns the decision's reason (for the `allowed`
+    audit)."""
+    binding = binding_of(endpoint)
+    usable = state.approval is not None and state.approval.usable_for(request.operation, binding, request.now)
     final = decide(request.policy(state, OperationApproval(requires_approval=tool.requires_approval,
                                                            approved=usable)))
     if not final.allowed:
         assert final.reason is Reason.APPROVAL_REQUIRED, final.reason
-        raise audit.refused(approval_required(request.ask()))
+        raise audit.refused(approval_required(request.ask(binding)))
     return final.reason
 
 
@@ -381,12 +427,16 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
         user_id=request.user_id, endpoint_id=request.endpoint_id, client_call_id=request.client_call_id,
         call_id=call_id, tool_name=request.tool_name, arguments_digest=request.operation.arguments_digest,
         status=call_store.PENDING, claimed_at=now)
+    # The endpoint's ConditionCheck (still there, not disabled, at the version read: every change of its status,
+    # a tool's switch or its tool lists moves the version) makes a change between the checks and the claim lose
+    # the claim, and nothing is sent.
     ops = [call_store.claim_op(db, record),
+           Op("endpoint", endpoint_store.unchanged_check_op(db, endpoint)),
            Op("audit", audit_store.put_audit_op(db, audit.event(Decision.ALLOWED, target_id=call_id,
                                                                 reason=reason.value, event_id=allowed_id)))]
     if tool.requires_approval and request.approval_id is not None:
         ops.append(Op("approval", approval_store.use_op(db, request.user_id, request.approval_id, request.operation,
-                                                        now)))
+                                                        binding_of(endpoint), now)))
     claim = _Claim(db, ops)
 
     started = time.monotonic()
@@ -407,8 +457,10 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
         other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
         if other is not None:  # a call under the same clientCallId claimed it first
             return _answer_recorded(deps, other, request.tool_name, request.operation.arguments_digest, now)
+        if isinstance(lost, TransactionFailed) and lost.failed("endpoint") is not None:
+            raise _EndpointChanged  # call() reads and checks again: the refusal the endpoint now deserves
         if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
-            raise audit.refused(approval_required(request.ask()))
+            raise audit.refused(approval_required(request.ask(binding_of(endpoint))))
         raise lost if lost is not None else RuntimeError("the claim was neither won nor lost")
 
     # the completion and the outcome's audit, one BatchWriteItem (the claim's transaction already audited the

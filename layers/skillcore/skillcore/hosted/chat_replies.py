@@ -1,8 +1,9 @@
 """What the server says in a chat about a hosted call, in the user's language (hosted/chat.py): the result, the
 approval prompt, the refusals, and the blocks that hand them to the model.
 
-Approval prompt: a call that needs one gets a reply naming the tool, the arguments (the approval's canonical
-preview, quoted) and the approval with its short code (hosted/chat_call_store.py).
+Approval prompt: a call that needs one gets a reply naming the tool, the arguments (the approval's preview:
+the whole canonical arguments, never cut, bidi controls and other hidden characters escaped as `\\u{...}`:
+approvals/digest.py `visible`; quoted) and the approval with its short code (hosted/chat_call_store.py).
 
 Results: quoted as data, never as instructions: a fenced `hosted-result` block that no content can close
 (capabilities/protocol.py `quoted`: a fence longer than any backtick run, every line prefixed `│ `), under a

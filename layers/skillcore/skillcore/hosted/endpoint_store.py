@@ -24,6 +24,8 @@ Access patterns:
 - create = endpoint + name item + quota counter (+ audit), one transaction.
 - update = Put of the endpoint conditioned on `version` (+ audit); a refresh that sees a drift also puts the
   pending item, an accept (or a refresh that sees the pinned list again) deletes it, in the same transaction.
+- a call's claim: ConditionCheck of the endpoint (exists, not disabled, at the version the call read:
+  `unchanged_check_op`) inside the claim's own transaction.
 - delete = endpoint (conditioned on existing) + pending item (whether or not there is one) + name item +
   counter give-back (+ audit).
 """
@@ -43,6 +45,7 @@ from skillcore.errors import ConcurrentUpdate, NotFound, QuotaExceeded, VersionC
 from skillcore.hosted.errors import EndpointNameTaken
 from skillcore.hosted.models import (
     MAX_ENDPOINTS_PER_USER,
+    EndpointStatus,
     HostedEndpoint,
     PendingSnapshot,
     Snapshot,
@@ -238,6 +241,19 @@ def quota_used(db: Db, user_id: str) -> int:
     item = from_item(db.client.get_item(TableName=db.tables.hosted_endpoints, Key=key(pk=user_id, sk=QUOTA_SK),
                                         ConsistentRead=True).get("Item")) or {}
     return int(item.get(QUOTA_ATTR, 0))
+
+
+def unchanged_check_op(db: Db, endpoint: HostedEndpoint) -> dict[str, Any]:
+    """A ConditionCheck for a call's claim: the endpoint is still there, not disabled and at the version the call
+    read. Every write of the endpoint item moves its version (an update of its status or a tool's switches, a
+    refresh that holds or clears a drift, an accept), so the version stands for the tools' switches and lists,
+    which are JSON text a condition cannot look into."""
+    return {"ConditionCheck": {
+        "TableName": db.tables.hosted_endpoints, "Key": endpoint_key(endpoint.user_id, endpoint.endpoint_id),
+        "ConditionExpression": f"{EXISTS} AND {AT_VERSION} AND #status <> :disabled",
+        "ExpressionAttributeNames": {"#pk": "pk", "#version": "version", "#status": "status"},
+        "ExpressionAttributeValues": {":expected": to_value(endpoint.version),
+                                      ":disabled": to_value(EndpointStatus.DISABLED.value)}}}
 
 
 def _put_new_op(db: Db, endpoint: HostedEndpoint) -> dict[str, Any]:
