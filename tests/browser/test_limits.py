@@ -10,7 +10,7 @@ from typing import Any
 
 from playwright.sync_api import Page, Route, expect
 
-from tests.stack.browser.conftest import PageApi
+from tests.browser.conftest import PageApi
 from tests.stack.conftest import StackClient
 
 PROFILE_URL = re.compile(r"/rpc/me$")

@@ -19,7 +19,6 @@ import msgspec
 import pytest
 from msgspec.structs import replace
 
-from skillcore.api.errors import status_of
 from skillcore.approvals import service as approvals
 from skillcore.approvals.models import ApprovalDecision
 from skillcore.db.dynamo import Db
@@ -153,7 +152,7 @@ def test_a_call_is_forwarded_once_and_replayed_in_three_requests(world) -> None:
     for reused in ({"arguments": {"title": "other"}}, {"tool": "lookup", "arguments": {"title": SECRET_TITLE}}):
         counting.counts.clear()
         error = _refused(deps, user, endpoint_id, **reused)
-        assert (error.code, status_of(error)) == ("idempotency_key_reused", 409)
+        assert (error.code, error.status) == ("idempotency_key_reused", 409)
         assert result.call_id not in repr(error.details) and "publish done" not in error.message
         assert endpoint.calls == {"publish": 1} and counting.counts == {"batch_get_item": 1}
 
@@ -445,7 +444,7 @@ def test_a_switch_off_racing_the_claim_loses_it_and_nothing_is_sent(world, monke
     rounds = _change_before_the_claim(monkeypatch, deps, user, endpoint_id, **change)
     counting.counts.clear()
     error = _refused(deps, user, endpoint_id, call_id="raced-1")
-    assert (error.code, status_of(error), error.details) == (code, 409, details)
+    assert (error.code, error.status, error.details) == (code, 409, details)
     assert endpoint.calls == {} and len(rounds) == 1
     # the lost claim wrote nothing: no record (the same clientCallId is refused again, not replayed), no `allowed`
     assert _calls_audited(deps, user) == [("denied", code)]
@@ -500,7 +499,7 @@ def test_a_stored_result_is_replayed_only_after_the_grant_and_the_endpoint(world
                           skill_version=HOSTED_WORKFLOWS.version, code="hosted_workflow:invoke",
                           scope=GrantScope.user(), granted=False, grant_id=uuid.uuid4().hex, now=datetime.now(UTC))
     revoked = _refused(deps, user, endpoint_id, call_id="kept-1")
-    assert (revoked.code, status_of(revoked)) == ("permission_required", 422)
+    assert (revoked.code, revoked.status) == ("permission_required", 422)
     assert first.call_id not in repr(revoked.details)
     _grant(deps, user)
     current = hosted.get(deps, user, endpoint_id)
