@@ -8,13 +8,20 @@ import sys
 import time
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from skillcore_local.responses import HttpResponse, error_response, log_failure
 
-if TYPE_CHECKING:
-    from skillcore_local.gateway import Gateway
+
+class Dispatcher(Protocol):
+    """What the server hands each request to (the gateway), and whether it logs each one."""
+
+    access_log: bool
+
+    def dispatch(self, method: str, target: str, headers: list[tuple[str, str]], body: bytes, source_ip: str,
+                 protocol: str) -> tuple[HttpResponse, str]: ...
+
 
 MAX_REQUEST_BYTES = (
     10 * 1024 * 1024
@@ -29,7 +36,7 @@ class LocalServer(ThreadingHTTPServer):
     request_queue_size = 128
 
     def __init__(
-        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], gateway: Gateway
+        self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler], gateway: Dispatcher
     ) -> None:
         self.gateway = gateway
         super().__init__(address, handler)

@@ -6,7 +6,7 @@ import "./messages.js";
 import { useState } from "preact/hooks";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Evals } from "./evals.js";
+import { Evals } from "./eval_summary.js";
 import { Lists } from "./lists.js";
 
 export default function Activity({ ctx }) {
