@@ -1,7 +1,7 @@
 """Defence 1: a best-effort pattern filter over the texts a user writes into a capability.
 
 THIS IS A HINT, NOT A BOUNDARY. A pattern list can always be evaded (a paraphrase, a language it does not
-know, a homoglyph NFKC leaves alone) and it will sometimes refuse an innocent sentence. Nothing relies on
+know, a look-alike outside Unicode's table) and it will sometimes refuse an innocent sentence. Nothing relies on
 it to keep an agent safe: what does is structural, namely that a protocol is rendered by the server from
 the stored structure, that every user text appears there only as a quoted block the template declares to be
 a description, that steps may reference only declared capabilities and bindings, and that a rendered
