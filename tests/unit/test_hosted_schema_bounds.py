@@ -266,3 +266,9 @@ def test_any_accepted_schema_takes_under_a_second_on_arguments_at_the_caps(schem
     started = time.perf_counter()
     schema_bounds.validation_errors(schema, arguments)
     assert time.perf_counter() - started < 1.0
+
+
+def test_a_long_chain_of_references_is_refused_without_exhausting_the_stack() -> None:
+    chain = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(900)} | {"d900": {"type": "string"}}
+    assert refusal({"type": "object", "$defs": chain, "properties": {"x": {"$ref": "#/$defs/d0"}}})["rule"] == \
+        "schema_too_deep"

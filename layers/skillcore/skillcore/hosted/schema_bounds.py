@@ -167,6 +167,8 @@ class _Cost:
             return self.done[key]
         if key in self.open:
             raise SchemaRefused("ref_cycle", _pointer(parts), "$ref")
+        if len(self.open) > MAX_SCHEMA_DEPTH:  # the path being followed is already too long: stop descending
+            raise SchemaRefused("schema_too_deep", _pointer(parts))
         self.open.add(key)
         depth, applied, below = 1, 1, 0
         children: list[tuple[Any, tuple[str | int, ...]]] = [
