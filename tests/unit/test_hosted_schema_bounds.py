@@ -272,3 +272,16 @@ def test_a_long_chain_of_references_is_refused_without_exhausting_the_stack() ->
     chain = {f"d{i}": {"$ref": f"#/$defs/d{i + 1}"} for i in range(900)} | {"d900": {"type": "string"}}
     assert refusal({"type": "object", "$defs": chain, "properties": {"x": {"$ref": "#/$defs/d0"}}})["rule"] == \
         "schema_too_deep"
+
+
+def test_a_missing_and_an_extra_property_are_told_apart_under_additional_properties_false() -> None:
+    schema = {"type": "object", "properties": {"t": {"type": "string"}, "o": {"type": "object", "properties": {},
+                                                                              "required": ["k"],
+                                                                              "additionalProperties": False}},
+              "required": ["t"], "additionalProperties": False}
+    assert schema_bounds.validation_errors(schema, {}) == [{"path": "$", "keyword": "required"}]
+    assert schema_bounds.validation_errors(schema, {"t": "x", "x": 1}) == [
+        {"path": "$", "keyword": "additionalProperties"}]
+    assert schema_bounds.validation_errors(schema, {"x": 1, "o": {"z": 1}}) == [
+        {"path": "$", "keyword": "additionalProperties"}, {"path": "$", "keyword": "required"},
+        {"path": "$.o", "keyword": "additionalProperties"}, {"path": "$.o", "keyword": "required"}]

@@ -285,12 +285,43 @@ def _keyword(location: str) -> str:
     return segments[-1] if segments else "false"
 
 
+def _segments(location: str) -> list[str]:
+    return [s.replace("~1", "/").replace("~0", "~") for s in location.split("/")[1:]]
+
+
+def _at(document: Any, segments: list[str]) -> Any:
+    for segment in segments:
+        if isinstance(document, list) and segment.isdigit() and int(segment) < len(document):
+            document = document[int(segment)]
+        elif isinstance(document, dict) and segment in document:
+            document = document[segment]
+        else:
+            return None
+    return document
+
+
 def _instance_path(location: str) -> str:
-    parts: list[str | int] = []
-    for segment in location.split("/")[1:]:
-        name = segment.replace("~1", "/").replace("~0", "~")
-        parts.append(int(name) if name.isdigit() else name)
-    return _json_path(parts)
+    return _json_path([int(s) if s.isdigit() else s for s in _segments(location)])
+
+
+def _keywords(schema: dict[str, Any], arguments: Any, error: dict[str, Any]) -> list[str]:
+    """The keyword(s) an evaluation error stands for. jsonschema-rs fuses `properties`, `required` and
+    `additionalProperties: false` into one check reported at `/additionalProperties`, whether a property is
+    missing or one is extra: which of the two failed is read from the value itself."""
+    location = error["schemaLocation"]
+    keyword = _keyword(location)
+    if keyword != "additionalProperties":
+        return [keyword]
+    node = _at(schema, _segments(location)[:-1])
+    value = _at(arguments, _segments(error["instanceLocation"]))
+    if not isinstance(node, dict) or node.get("additionalProperties") is not False or not isinstance(value, dict):
+        return [keyword]
+    found = []
+    if any(name not in value for name in node.get("required") or ()):
+        found.append("required")
+    if any(name not in (node.get("properties") or {}) for name in value):
+        found.append("additionalProperties")
+    return found or [keyword]
 
 
 def validation_errors(schema: dict[str, Any], arguments: Any) -> list[dict[str, str]]:
@@ -304,8 +335,8 @@ def validation_errors(schema: dict[str, Any], arguments: Any) -> list[dict[str, 
     validator = validator_of(schema)
     if validator.is_valid(arguments):
         return []
-    found = {(_instance_path(e["instanceLocation"]), _keyword(e["schemaLocation"]))
-             for e in validator.evaluate(arguments).errors()}
+    found = {(_instance_path(e["instanceLocation"]), keyword)
+             for e in validator.evaluate(arguments).errors() for keyword in _keywords(schema, arguments, e)}
     errors = [{"path": path, "keyword": keyword} for path, keyword in sorted(found)][:MAX_VALIDATION_ERRORS]
     return errors or [{"path": "$", "keyword": "false"}]
 
