@@ -25,14 +25,16 @@ stall, recurse without end or reach out. Three bounds, each checked before the n
    and a fan-out of MAX_FANOUT (`schema_fanout`): the most schemas that can apply to one value of the
    arguments (combinators and references add to it), so the validation's work is at most MAX_FANOUT times the
    arguments' size, whatever the nesting.
-2. The arguments, before any keyword runs (`argument_errors`): at most MAX_ARGUMENT_BYTES of JSON (the API's
+2. The arguments, before any keyword runs (`limit_errors`): at most MAX_ARGUMENT_BYTES of JSON (the API's
    body cap), MAX_ARGUMENT_DEPTH deep, MAX_ARGUMENT_NODES values, MAX_ARRAY_ITEMS items in an array,
    MAX_OBJECT_PROPERTIES properties in an object and MAX_STRING_LENGTH characters in a string; each excess
    is a `validation_error` with keyword `limit` and `details.errors[].limit` naming which.
 3. The validator: jsonschema-rs (Draft 2020-12, `offline`: no reference is retrieved; formats not asserted),
    compiled once per schema (an LRU of 32), its `uniqueItems` hashing the items (linear) where the pure-Python
-   jsonschema compares every pair. Valid arguments cost one `is_valid`; invalid ones one evaluation. `make bench` prints the worst case measured (scripts/bench_hosted.py); the budget is
-   50 ms, and tests/unit/test_hosted_schema_bounds.py fails on any accepted schema that takes a second.
+   jsonschema compares every pair. Valid arguments cost one `is_valid`; invalid ones one evaluation (its
+   `iter_errors` builds every branch's message and took seconds on a wide schema). `make bench` prints the
+   worst case measured (scripts/bench_validation.py); the budget is 50 ms, and
+   tests/unit/test_hosted_schema_bounds.py fails on any accepted schema that takes a second.
 
 Errors name JSON paths (`$.tags[1]`, as jsonschema wrote them) and keywords, never values.
 """
