@@ -168,3 +168,20 @@ def test_a_checked_schema_validates_inputs() -> None:
 
 def test_the_good_schema_round_trips_as_json() -> None:
     assert ss.check(json.loads(json.dumps(GOOD))) == []
+
+
+def test_texts_and_structure_read_annotations_by_position() -> None:
+    from skillcore.capabilities.defences.schema_subset import structure, texts
+
+    schema = {"type": "object", "title": "T", "description": "D",
+              "properties": {"description": {"type": "string", "default": "x", "examples": [{"k": "e"}]},
+                             "tags": {"type": "array", "items": {"enum": ["a", 1], "title": "I"}},
+                             "c": {"const": "k"}},
+              "additionalProperties": {"description": "more"}}
+    assert texts(schema) == [
+        ("/title", "T"), ("/description", "D"), ("/properties/description/default", "x"),
+        ("/properties/description/examples/0/k", "e"), ("/properties/tags/items/title", "I"),
+        ("/properties/tags/items/enum/0", "a"), ("/properties/c/const", "k"), ("/additionalProperties/description", "more")]
+    assert structure(schema) == {"type": "object", "properties": {
+        "description": {"type": "string"}, "tags": {"type": "array", "items": {"enum": ["a", 1]}}, "c": {"const": "k"}},
+        "additionalProperties": {}}

@@ -73,6 +73,7 @@ class FieldError(TypedDict):
     message: NotRequired[str]
     type: NotRequired[str]
     keyword: NotRequired[str]
+    limit: NotRequired[str]  # which size cap a hosted tool's arguments broke (keyword `limit`)
 
 
 class FieldErrors(TypedDict):

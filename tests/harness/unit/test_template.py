@@ -720,3 +720,46 @@ def test_route_resolution_prefers_the_specific_route() -> None:
     assert resolve(routes, "GET", "/rpc/health")["function"] == "C"  # type: ignore[index]
     assert resolve(routes, "GET", "/rpc") is None
     assert resolve(routes, "GET", "/other/x") is None
+
+
+# ------------------------------------------------------------------------------- reserved concurrency
+
+
+def reserved_concurrency_problems(template: Template) -> list[str]:
+    """Every function has a reserved concurrency of its own (a Number parameter, 0 meaning none, through a
+    condition), so one function's flood cannot drain the others' executions; the defaults leave the account
+    100 unreserved executions of the default 1,000, and the workers' reservation covers their queue's cap."""
+    problems: list[str] = []
+    parameters, conditions = template["Parameters"], template.get("Conditions", {})
+    total = 0
+    for name, resource in functions(template).items():
+        value = resource["Properties"].get("ReservedConcurrentExecutions")
+        branches = value.get("Fn::If") if isinstance(value, dict) else None
+        if not branches or branches[2] != {"Ref": "AWS::NoValue"} or "Ref" not in branches[1]:
+            problems.append(f"{name}: no ReservedConcurrentExecutions from a parameter")
+            continue
+        parameter = parameters.get(branches[1]["Ref"], {})
+        if parameter.get("Type") != "Number" or int(parameter.get("Default", 0)) < 1:
+            problems.append(f"{name}: {branches[1]['Ref']} is not a Number parameter with a positive default")
+            continue
+        if conditions.get(branches[0]) != {"Fn::Not": [{"Fn::Equals": [branches[1], 0]}]}:
+            problems.append(f"{name}: {branches[0]} is not 'the parameter is not 0'")
+        total += int(parameter["Default"])
+        if name == "WorkerFunction" and int(parameter["Default"]) < int(parameters["WorkerMaxConcurrency"]["Default"]):
+            problems.append("WorkerFunction: its reservation is below WorkerMaxConcurrency")
+    if total > 900:
+        problems.append(f"the defaults reserve {total} executions: fewer than 100 of 1,000 stay unreserved")
+    return problems
+
+
+def test_every_function_has_its_own_reserved_concurrency(template: Template) -> None:
+    assert reserved_concurrency_problems(template) == []
+    assert len(functions(template)) == 6
+
+
+def test_a_function_without_a_reservation_or_a_greedy_default_is_found(template: Template) -> None:
+    del template["Resources"]["HostedFunction"]["Properties"]["ReservedConcurrentExecutions"]
+    template["Parameters"]["ChatTurnReservedConcurrency"]["Default"] = 900
+    problems = reserved_concurrency_problems(template)
+    assert any(p.startswith("HostedFunction:") for p in problems)
+    assert any("unreserved" in p for p in problems)

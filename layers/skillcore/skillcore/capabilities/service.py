@@ -84,6 +84,12 @@ def text_fields(display_name: str, when_to_use: Iterable[str], workflow: Workflo
     return fields
 
 
+def schema_texts(bindings: Sequence[ToolBinding]) -> list[tuple[str, str]]:
+    """(JSON Pointer, text) of the free texts of every binding's input schema (`/toolBindings/{i}/inputSchema/...`)."""
+    return [(f"/toolBindings/{i}/inputSchema{path}", text)
+            for i, b in enumerate(bindings) for path, text in schema_subset.texts(b.input_schema)]
+
+
 def schema_errors(bindings: Sequence[ToolBinding]) -> list[dict[str, str]]:
     """`[{"path", "keyword", "binding"}]`: `path` is the JSON Pointer inside that binding's inputSchema."""
     return [{**e, "binding": b.name} for b in bindings for e in schema_subset.check(b.input_schema)]
@@ -95,7 +101,7 @@ def findings(
 ) -> Finding | None:
     """The first defence's refusal, in the order text filter → references → schema subset; None if all pass.
     The creation flow calls this too, to turn a model's proposal into gaps instead of errors."""
-    if found := text_filter.check(text_fields(display_name, when_to_use, workflow)):
+    if found := text_filter.check(text_fields(display_name, when_to_use, workflow) + schema_texts(bindings)):
         return Finding(UNSAFE_TEXT, found)
     if found := references.check(workflow.steps, platform_capability_ids, bindings, registered):
         return Finding(UNKNOWN_REFERENCE, found)

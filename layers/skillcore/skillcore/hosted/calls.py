@@ -21,10 +21,9 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    under that one code (and a tool adopted from a drift starts disabled: the same refusal before and after
    the owner accepts the list, until they switch it on);
 4. the arguments against the snapshot's input schema (422 `validation_error`, `details.errors` = JSON paths
-   and keywords, never values). The validator is Draft 2020-12, the dialect the snapshot's schemas were checked
-   under (hosted/snapshot.py): under Draft 7 `prefixItems`, `dependentSchemas` and `unevaluated*` would
-   silently not apply. It has an empty `referencing.Registry()`, so no `$ref` can leave the schema, and no
-   format checker;
+   and keywords, never values), bounded by hosted/schema_bounds.py: the arguments' sizes are capped before any
+   keyword runs, the schema is inside the snapshot's allow-list (checked again here), and the validator is
+   jsonschema-rs under Draft 2020-12, offline, with no format checker and a linear `uniqueItems`;
 5. the approval, when the tool requires one: the given `approvalId` is used in the call record's own
    transaction (its condition: approved, unexpired, this endpoint, tool and argument digest, asked on the
    endpoint's current version and pinned fingerprint), so it is used once, and never after the endpoint changed
@@ -115,7 +114,7 @@ from skillcore.errors import (
     UpstreamTimeout,
     ValidationFailed,
 )
-from skillcore.hosted import call_store, endpoint_store, service
+from skillcore.hosted import call_store, endpoint_store, schema_bounds, service
 from skillcore.hosted.call_answer import CallResult, answer_of, envelope, replay, stored_error
 from skillcore.hosted.call_state import CallState, read_call_state
 from skillcore.hosted.errors import ApprovalRequired, EndpointDisabled, ToolDrifted
@@ -168,13 +167,13 @@ def call_in_progress() -> UpstreamTimeout:
 
 
 def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[FieldError]:
-    """Each violation as its JSON path and keyword: the validator's messages quote values, so they are dropped."""
-    from jsonschema import Draft202012Validator
-    from referencing import Registry
-
-    validator = Draft202012Validator(schema, registry=Registry())
-    found = sorted(validator.iter_errors(arguments), key=lambda e: (e.json_path, str(e.validator)))
-    return [FieldError(path=e.json_path, keyword=str(e.validator)) for e in found[:MAX_VALIDATION_ERRORS]]
+    """Each violation as its JSON path and keyword, never a value; bounded (hosted/schema_bounds.py): a schema
+    pinned under older rules that is now outside the bounds is refused (`snapshot_invalid`), never run."""
+    try:
+        schema_bounds.check(schema)
+    except schema_bounds.SchemaRefused as refused:
+        raise schema_bounds.schema_refused(refused, None) from None
+    return schema_bounds.validation_errors(schema, arguments)
 
 
 # ---------------------------------------------------------------- audit

@@ -28,6 +28,8 @@ class UrlNotAllowed(RuleViolation):
 class SnapshotInvalidDetails(TypedDict):
     rule: str
     tool: NotRequired[str]
+    path: NotRequired[str]  # a JSON Pointer inside the tool's input schema (hosted/schema_bounds.py)
+    keyword: NotRequired[str]
 
 
 class SnapshotInvalid(RuleViolation):

@@ -4,15 +4,11 @@ Caps (API.md): at most 64 tools and 256 KiB of canonical JSON; a tool name of MC
 (`[A-Za-z0-9_.-]{1,128}`, unique), a description of at most 4096 characters, an input schema that is a
 JSON object of type object, valid under Draft 2020-12, nested at most 32 deep.
 
-The schema is later used to validate call arguments (jsonschema with an empty `referencing.Registry`), so it
-must not be able to reach out or stall:
-- `$ref` / `$dynamicRef` only to the same document (`#...`): a remote reference is refused here, and the empty
-  registry would refuse it again at call time;
-- no regular expressions: the keywords `pattern` and `patternProperties` are refused (decision: Python's `re`
-  has no time limit and a catastrophic pattern stalls validation; refusing them at snapshot time is simpler and
-  checkable than a time-limited engine). `format` is not asserted (no format checker), so it runs no regex.
-Keywords are found by position (a property *named* "pattern" is fine): the walk knows which keywords hold a
-schema, a list of schemas, or a map of them.
+The schema is later used to validate call arguments, so it must not be able to reach out, stall or recurse:
+it must stay inside hosted/schema_bounds.py's allow-list and caps (no regular expression, `$ref` only to the
+root's `$defs`, acyclic, depth, size, enum and fan-out caps), checked here and again before each call.
+Refusals name the rule, the JSON Pointer inside the schema (`details.path`) and the keyword where there is one
+(`regex_keyword` and `remote_ref` keep the names they had).
 
 Each refusal is `snapshot_invalid` with `details.rule` (and the tool's name where there is one).
 """
@@ -28,6 +24,7 @@ import rfc8785
 from msgspec.structs import replace
 
 from skillcore.hosted.errors import SnapshotInvalid, SnapshotInvalidDetails
+from skillcore.hosted import schema_bounds
 from skillcore.hosted.models import (
     MAX_SNAPSHOT_BYTES,
     MAX_TOOLS,
@@ -39,13 +36,6 @@ from skillcore.hosted.models import (
 
 TOOL_NAME = re.compile(r"[A-Za-z0-9_.-]{1,128}")
 MAX_DESCRIPTION = 4096
-MAX_DEPTH = 32
-SCHEMA = ("additionalProperties", "not", "if", "then", "else", "contains", "propertyNames", "unevaluatedItems",
-          "unevaluatedProperties", "additionalItems", "items", "contentSchema")
-SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems", "items")
-SCHEMA_MAPS = ("properties", "$defs", "definitions", "dependentSchemas")
-REGEX_KEYWORDS = ("pattern", "patternProperties")
-REFS = ("$ref", "$dynamicRef")
 
 
 def snapshot_invalid(rule: str, tool: str | None = None) -> SnapshotInvalid:
@@ -55,42 +45,15 @@ def snapshot_invalid(rule: str, tool: str | None = None) -> SnapshotInvalid:
     return SnapshotInvalid(f"the endpoint's tool list is not acceptable: {rule}", details)
 
 
-def _walk(schema: Any, tool: str, depth: int) -> None:
-    if isinstance(schema, bool):
-        return
-    if not isinstance(schema, dict):
-        raise snapshot_invalid("schema_not_object", tool)
-    if depth > MAX_DEPTH:
-        raise snapshot_invalid("schema_too_deep", tool)
-    for keyword in REGEX_KEYWORDS:
-        if keyword in schema:
-            raise snapshot_invalid("regex_keyword", tool)
-    for keyword in REFS:
-        if keyword in schema and not (isinstance(schema[keyword], str) and schema[keyword].startswith("#")):
-            raise snapshot_invalid("remote_ref", tool)
-    if isinstance(schema.get("$id"), str) and not schema["$id"].startswith("#"):
-        raise snapshot_invalid("remote_ref", tool)  # an $id would rebase the references below it
-    for keyword in SCHEMA:
-        if keyword in schema and not isinstance(schema[keyword], list):
-            _walk(schema[keyword], tool, depth + 1)
-    for keyword in SCHEMA_LISTS:
-        if isinstance(schema.get(keyword), list):
-            for sub in schema[keyword]:
-                _walk(sub, tool, depth + 1)
-    for keyword in SCHEMA_MAPS:
-        value = schema.get(keyword)
-        if value is None:
-            continue
-        if not isinstance(value, dict):
-            raise snapshot_invalid("schema_invalid", tool)
-        for sub in value.values():
-            _walk(sub, tool, depth + 1)
-
-
 def check_schema(schema: Any, tool: str) -> dict[str, Any]:
+    """`schema` when it is an object schema inside the bounds (hosted/schema_bounds.py) and valid under Draft
+    2020-12; otherwise `snapshot_invalid`."""
     if not isinstance(schema, dict) or schema.get("type", "object") != "object":
         raise snapshot_invalid("input_schema_not_object", tool)
-    _walk(schema, tool, 0)
+    try:
+        schema_bounds.check(schema)
+    except schema_bounds.SchemaRefused as refused:
+        raise schema_bounds.schema_refused(refused, tool) from None
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

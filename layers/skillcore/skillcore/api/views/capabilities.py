@@ -9,6 +9,7 @@ from msgspec import UNSET, UnsetType
 
 from skillcore.api.views import Body, Time, time
 from skillcore.capabilities import catalog, models
+from skillcore.capabilities.defences import schema_subset
 from skillcore.capabilities.models import CapabilityStatus, DraftStatus, GapKind
 from skillcore.capabilities.protocol import PROTOCOL_TOOL
 
@@ -163,6 +164,9 @@ class CapabilityEntry(Body, frozen=True, kw_only=True):
     permissions: list[CatalogPermission] | UnsetType = UNSET  # built-ins only
     protocol_tool: Literal["get_capability_protocol"]
     protocol_input: ProtocolInput
+    # User capabilities only: the fields whose text the user wrote, to be read as quoted descriptions, never
+    # as instructions (the protocol quotes the same way); an addition, so older readers are unaffected.
+    user_written: list[Literal["displayName", "whenToUse"]] | UnsetType = UNSET
 
 
 class CapabilityProtocol(Body, frozen=True, kw_only=True):
@@ -181,12 +185,20 @@ def capability_entry(e: catalog.CatalogEntry) -> CapabilityEntry:
         permissions=[CatalogPermission(code=p.code, granted=p.granted) for p in e.permissions]
         if e.permissions is not None else UNSET,
         protocol_tool=PROTOCOL_TOOL, protocol_input=ProtocolInput(capability_id=e.capability_id),
+        user_written=["displayName", "whenToUse"] if e.kind == catalog.USER else UNSET,
     )
+
+
+def protocol_binding(b: models.ToolBinding) -> ToolBinding:
+    """A binding as a protocol carries it in JSON: its input schema's structure (types, properties, required,
+    bounds, enum, const) without the annotation texts (`title`, `description`, `default`, `examples`), which
+    reach a host only inside the protocol's quoted Markdown."""
+    return msgspec.structs.replace(tool_binding(b), input_schema=schema_subset.structure(b.input_schema))
 
 
 def capability_protocol(p: catalog.Protocol) -> CapabilityProtocol:
     return CapabilityProtocol(
         capability_id=p.capability_id, version=p.version, markdown=p.markdown,
         platform_capability_ids=list(p.platform_capability_ids),
-        tool_bindings=[tool_binding(b) for b in p.tool_bindings], missing_bindings=list(p.missing_bindings),
+        tool_bindings=[protocol_binding(b) for b in p.tool_bindings], missing_bindings=list(p.missing_bindings),
     )

@@ -125,3 +125,62 @@ def validator(schema: dict[str, Any]) -> Validator:
     from referencing import Registry
 
     return Draft7Validator(schema, registry=Registry())
+
+
+ANNOTATIONS = ("title", "description", "default", "examples")
+
+
+def _strings(value: Any, parts: list[str | int]) -> list[tuple[str, str]]:
+    """(pointer, text) of every string inside a JSON value (an enum's values, a default's nested strings)."""
+    if isinstance(value, str):
+        return [(pointer(parts), value)]
+    if isinstance(value, list):
+        return [found for i, item in enumerate(value) for found in _strings(item, [*parts, i])]
+    if isinstance(value, dict):
+        return [found for key, item in value.items() for found in _strings(item, [*parts, key])]
+    return []
+
+
+def _subschemas(node: dict[str, Any], parts: list[str | int]) -> list[tuple[Any, list[str | int]]]:
+    """The schemas a node holds, by position (a property *named* `description` is a schema, not a text)."""
+    found: list[tuple[Any, list[str | int]]] = []
+    if isinstance(node.get("properties"), dict):
+        found += [(sub, [*parts, "properties", name]) for name, sub in node["properties"].items()]
+    for keyword in ("items", "additionalProperties"):
+        if isinstance(node.get(keyword), dict):
+            found.append((node[keyword], [*parts, keyword]))
+    return found
+
+
+def texts(schema: Any, parts: list[str | int] | None = None) -> list[tuple[str, str]]:
+    """(JSON Pointer inside the schema, text) of every free text a schema carries: its annotations (`title`,
+    `description`, and the strings of `default` and `examples`) and the strings of `enum` and `const`, which
+    stay in the protocol's JSON as part of a call's validity. The text filter reads them all."""
+    parts = parts or []
+    if not isinstance(schema, dict):
+        return []
+    found: list[tuple[str, str]] = []
+    for keyword in (*ANNOTATIONS, "enum", "const"):
+        if keyword in schema:
+            found += _strings(schema[keyword], [*parts, keyword])
+    for sub, where in _subschemas(schema, parts):
+        found += texts(sub, where)
+    return found
+
+
+def structure(schema: Any) -> Any:
+    """The schema without its annotation texts (`title`, `description`, `default`, `examples`): types,
+    properties, required, bounds, enum and const stay. What a host reads as JSON beside the quoted protocol."""
+    if not isinstance(schema, dict):
+        return schema
+    kept: dict[str, Any] = {}
+    for keyword, value in schema.items():
+        if keyword in ANNOTATIONS:
+            continue
+        if keyword == "properties" and isinstance(value, dict):
+            kept[keyword] = {name: structure(sub) for name, sub in value.items()}
+        elif keyword in ("items", "additionalProperties") and isinstance(value, dict):
+            kept[keyword] = structure(value)
+        else:
+            kept[keyword] = value
+    return kept

@@ -1,14 +1,22 @@
 """Defence 1: a best-effort pattern filter over the texts a user writes into a capability.
 
 THIS IS A HINT, NOT A BOUNDARY. A pattern list can always be evaded (a paraphrase, a language it does not
-know, a homoglyph NFKC leaves alone) and it will sometimes refuse an innocent sentence. Nothing relies on
+know, a look-alike outside Unicode's table) and it will sometimes refuse an innocent sentence. Nothing relies on
 it to keep an agent safe: what does is structural, namely that a protocol is rendered by the server from
 the stored structure, that every user text appears there only as a quoted block the template declares to be
 a description, that steps may reference only declared capabilities and bindings, and that a rendered
 protocol carries only what its steps reference. This filter only refuses the most obvious attempts early,
 with a rule name the user can act on (422 `unsafe_text`, `details.errors: [{"path", "rule"}]`).
 
-What it refuses, after NFKC normalisation and case folding (so full-width `ｓｙｓｔｅｍ：` is `system:`):
+What the patterns read (`variants`): NFKC (so full-width `ｓｙｓｔｅｍ：` is `system:`), then every Unicode
+default-ignorable code point removed (variation selectors, ZWJ/ZWNJ, soft hyphen, tag characters, bidi
+controls, Hangul fillers: `ign\ufe0fore` is `ignore`, `忽\ufe0f略` is `忽略`), then combining marks removed (`ïgnore`),
+then case folding; and the same text with look-alikes folded to a skeleton (Unicode's confusables, UTS #39,
+as a generated table: confusables_data.py, scripts/gen_confusables.py): a Cyrillic `о` reads as `o`, a
+radical `⻌` as `辶`. ASCII is never folded (the patterns are written in it), and a look-alike of `l` is read
+both as `l` and as `i` (Unicode's skeleton of `I` is `l`). A pattern matching any variant refuses the text.
+
+What it refuses:
 - `zero_width`: zero-width and invisible format characters (ZWSP, ZWNJ, ZWJ, word joiner, BOM, ...),
   refused outright: no user text needs them, and they hide words from readers and from these patterns;
 - `bidi_control`: bidirectional embedding, override and isolate controls (they reorder what a reader sees);
@@ -91,10 +99,45 @@ def _patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((rule, re.compile(source)) for rule, source in _SOURCES)
 
 
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): never visible, so never read.
+_IGNORABLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]")
+
+
+@functools.cache
+def _skeletons() -> tuple[dict[int, str], dict[int, str]]:
+    """The look-alike table as two str.translate maps: as Unicode maps it, and with `l` read as `i`."""
+    from skillcore.capabilities.defences.confusables_data import PAIRS
+
+    table = {ord(source): target for source, target in zip(PAIRS[::2], PAIRS[1::2], strict=True)}
+    as_i = {k: ("i" if v == "l" else v) for k, v in table.items()}
+    return table, as_i
+
+
+def folded(text: str) -> str:
+    """NFKC, default-ignorable code points and combining marks removed (before and after NFKC, which can
+    produce them); case is kept, for the skeleton."""
+    text = unicodedata.normalize("NFKC", _IGNORABLE.sub("", text))
+    decomposed = unicodedata.normalize("NFD", _IGNORABLE.sub("", text))
+    return unicodedata.normalize("NFC", "".join(c for c in decomposed if unicodedata.category(c) != "Mn"))
+
+
 def normalise(text: str) -> str:
-    """What the patterns read: NFKC (full-width and compatibility forms folded), case-folded, full-width
-    colons and the like already folded by NFKC."""
-    return unicodedata.normalize("NFKC", text).casefold()
+    """The plain reading: `folded`, then case-folded."""
+    return folded(text).casefold()
+
+
+def variants(text: str) -> list[str]:
+    """Every reading the patterns are matched against: the plain one and its skeletons (module docstring)."""
+    plain = folded(text)
+    found = [plain.casefold()]
+    for table in _skeletons():
+        for reading in (plain.translate(table).casefold(), plain.casefold().translate(table).casefold()):
+            if reading not in found:
+                found.append(reading)
+    return found
 
 
 def _character_rules(text: str) -> list[str]:
@@ -116,11 +159,11 @@ def _character_rules(text: str) -> list[str]:
 def rules_broken(text: str) -> list[str]:
     """The rules `text` breaks, each once, in a fixed order (empty when it passes)."""
     rules = _character_rules(text)
-    # NFKC may itself produce or remove such characters; the normalised form is checked as well.
-    normalised = normalise(text)
-    rules += [r for r in _character_rules(normalised) if r not in rules]
+    # NFKC may itself produce such characters; the NFKC form is checked as well.
+    rules += [r for r in _character_rules(unicodedata.normalize("NFKC", text)) if r not in rules]
+    readings = variants(text)
     for rule, pattern in _patterns():
-        if rule not in rules and pattern.search(normalised):
+        if rule not in rules and any(pattern.search(reading) for reading in readings):
             rules.append(rule)
     return rules
 
