@@ -23,8 +23,8 @@ from typing import Any
 import rfc8785
 from msgspec.structs import replace
 
-from skillcore.hosted.errors import SnapshotInvalid, SnapshotInvalidDetails
 from skillcore.hosted import schema_bounds
+from skillcore.hosted.errors import SnapshotInvalid, SnapshotInvalidDetails
 from skillcore.hosted.models import (
     MAX_SNAPSHOT_BYTES,
     MAX_TOOLS,
