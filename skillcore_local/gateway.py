@@ -6,7 +6,8 @@ route table, skillcore/api/route_table.py, matched the way API Gateway matches),
 response rules (payload.py), the handler run in-process (invoke.py). Local-only routes exist besides (never
 deployed): `POST /_local/scan` and `POST|DELETE /_local/faults` (local_routes.py), the page's sign-in
 `GET /_local/login` and `POST /_local/token`, the Skills page itself under `/skills/` (page.py) and the contract
-documents (docs.py). The HTTP server is http_server.py.
+documents (docs.py). The HTTP server is http_server.py. Before any of them, the request must be one the
+gateway accepts (acceptance.py): a loopback or configured Host, and no other origin's POST to `/_local/*`.
 
 Where AWS's own answer would be `{"message": "Unauthorized"}` or `{"message": "Not Found"}`, this gateway
 answers the API's error envelope instead (API.md), so clients see one error shape everywhere.
@@ -22,6 +23,7 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from skillcore_local import acceptance
 from skillcore_local.authorizer import authorize
 from skillcore_local.docs import ContractFiles
 from skillcore_local.docs import handles as serves_contract
@@ -54,7 +56,10 @@ class Gateway:
         jwt_secret: str | None = None,
         access_log: bool = True,
         contract: ContractFiles | None = None,
+        allowed_hosts: list[str] | None = None,
     ) -> None:
+        """`allowed_hosts`: Host names accepted besides the loopback ones (acceptance.py); by default
+        SKILLS_LOCAL_ALLOWED_HOSTS's."""
         self.registry = registry or FunctionRegistry()
         self._routes = routes
         self._routes_lock = threading.Lock()
@@ -63,6 +68,8 @@ class Gateway:
         self.contract = contract or ContractFiles()
         self.page = PageFiles(jwt_secret=self.jwt_secret)
         self._server = LocalServer((host, port), RequestHandler, self)
+        self.hosts = acceptance.allowed_hosts(
+            self.port, acceptance.configured_hosts() if allowed_hosts is None else allowed_hosts)
         self._thread: threading.Thread | None = None
         # The work queue and its event source mapping (skillcore_local/sqs.py), registered where the
         # handlers' db/work_queue finds it (SKILLS_WORK_QUEUE_URL=local://WorkQueue) while this gateway runs.
@@ -150,6 +157,9 @@ class Gateway:
         raw_path = urlsplit(target).path or "/"
         if not METHOD_TOKEN.match(method):
             return error_response(400, "bad_request", "the request method is not an HTTP token"), "-"
+        not_accepted = acceptance.refusal(method, raw_path, headers, self.hosts)
+        if not_accepted is not None:
+            return not_accepted, "refused"
         if serves_sign_in(raw_path):
             return self.page.local(method, raw_path, body), "local"
         if raw_path == "/_local" or raw_path.startswith("/_local/"):

@@ -272,6 +272,10 @@ class FunctionRegistry:
             sys.modules[name] = module
             # Lambda's task root is the code directory: sibling modules import as top-level names.
             sys.path.insert(0, str(spec.code_dir))
+            # The Root the module builds passes its secrets key and work queue through the function's IAM guard.
+            from skillcore import bootstrap
+
+            guarded = bootstrap.PORT_GUARD.set(iam.port_guard(spec.logical_id))
             try:
                 module_spec.loader.exec_module(module)
             except BaseException as error:
@@ -281,6 +285,7 @@ class FunctionRegistry:
                 gc.enable()
                 raise FunctionLoadError(f"{spec.logical_id}: importing {path} failed: {error!r}") from error
             finally:
+                bootstrap.PORT_GUARD.reset(guarded)
                 sys.path.remove(str(spec.code_dir))
             _guard_dynamodb(module, spec.logical_id)
             self._modules[spec.logical_id] = module

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Callable
+from contextvars import ContextVar
 from datetime import datetime
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -64,6 +65,14 @@ GROUP_DEPS: dict[str, str] = {
 }
 
 
+# The local stack's stand-in for IAM (skillcore_local/iam.py `port_guard`), set while it loads a function and taken
+# by that function's Root: each AWS port the Root builds besides DynamoDB (the secrets key "kms", the work queue
+# "sqs") is passed through it, so a call the function's role in template.yaml would not allow is refused locally as
+# IAM refuses it in AWS. Unset in AWS, where IAM itself does this.
+PortGuard = Callable[[str, Any], Any]
+PORT_GUARD: ContextVar[PortGuard | None] = ContextVar("skillcore_port_guard", default=None)
+
+
 def offline_planner(module: str) -> ToolPlanner:
     """The offline model's tool planner `module.plan`, imported on its first call: a function deployed with
     Bedrock never calls it, so its cold start does not import it."""
@@ -76,6 +85,12 @@ def offline_planner(module: str) -> ToolPlanner:
 
 class Root:
     """One function instance's collaborators, each built on first use and once."""
+
+    def __init__(self) -> None:
+        self._port_guard = PORT_GUARD.get()
+
+    def _port(self, kind: str, port: Any) -> Any:
+        return port if self._port_guard is None else self._port_guard(kind, port)
 
     # -- the basics
     @cached_property
@@ -114,7 +129,7 @@ class Root:
     def work_queue(self) -> WorkQueue:
         from skillcore.work.sqs_queue import make_work_queue
 
-        return make_work_queue(self.settings.work_queue_url, self.settings.region)
+        return self._port("sqs", make_work_queue(self.settings.work_queue_url, self.settings.region))
 
     # -- the models
     @cached_property
@@ -145,7 +160,7 @@ class Root:
         from skillcore.hosted.service import HostedDeps
         from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
 
-        keys = secrets.keys_from_env(os.environ, local=self.settings.local, region=self.settings.region)
+        keys = self._port("kms", secrets.keys_from_env(os.environ, local=self.settings.local, region=self.settings.region))
         return HostedDeps(db=self.db, keys=keys, egress=EgressSettings.from_env(), skill=HOSTED_WORKFLOWS,
                           time_left=self.budget.seconds_left)
 

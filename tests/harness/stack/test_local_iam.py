@@ -42,3 +42,46 @@ def test_a_request_outside_the_role_is_refused_and_one_inside_goes_through(stack
     assert refused.value.code == "AccessDeniedException"
     physical = {logical: stack.env[variable] for variable, logical in table_env().items()}
     assert db.client.query(**_query_it_may_make(function, physical))["Items"] == []
+
+
+def _root(stack: StackClient, function: str) -> Any:
+    module = stack.local.registry.module(function)
+    return module.root if hasattr(module, "root") else module.scan.root
+
+
+@pytest.mark.parametrize("function", sorted(function_specs()))
+def test_the_secrets_key_and_the_work_queue_are_held_to_the_role_too(stack: StackClient, function: str,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each function's Root built its key and its queue through the guard (bootstrap.PORT_GUARD): only
+    HostedFunction seals, only the hosted callers open, only the scan and the worker send."""
+    from botocore.exceptions import ClientError
+
+    from skillcore.hosted.secrets import context_of
+
+    root = _root(stack, function)
+    keys, queue = root.hosted.keys, root.work_queue
+    assert isinstance(keys, iam.GuardedKeys) and isinstance(queue, iam.GuardedQueue)
+    context = context_of("iam-user", "iam-endpoint")
+    data_key, wrapped = keys.inner.generate_data_key(context)  # the key file itself, unguarded
+    if function == "HostedFunction":
+        assert keys.generate_data_key(context)[1] != wrapped
+    else:
+        with pytest.raises(ClientError, match="kms:GenerateDataKey"):
+            keys.generate_data_key(context)
+    if function in ("HostedFunction", "ChatTurnFunction", "McpFunction"):
+        assert keys.decrypt_data_key(wrapped, context) == data_key
+        with pytest.raises(ClientError, match="kms:Decrypt"):  # only in the endpoint's context
+            keys.decrypt_data_key(wrapped, {"userId": "iam-user"})
+    else:
+        with pytest.raises(ClientError, match="kms:Decrypt"):
+            keys.decrypt_data_key(wrapped, context)
+    sent: list[str] = []
+    monkeypatch.setattr(queue.inner, "send", sent.extend)  # nothing reaches the stack's queue
+    if function in ("ScanFunction", "WorkerFunction"):
+        queue.send(["{}"])
+        assert sent == ["{}"]
+    else:
+        with pytest.raises(StoreError) as refused:
+            queue.send(["{}"])
+        assert "sqs:SendMessage" in str(refused.value.__cause__)
+        assert sent == []

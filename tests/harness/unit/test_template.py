@@ -17,6 +17,7 @@ import pytest
 from skillcore.api import route_table
 from skillcore.egress.settings import LOCAL_VARIABLES as EGRESS_LOCAL_VARIABLES
 from skillcore.settings import TABLES
+from skillcore_local.acceptance import ALLOWED_HOSTS_VARIABLE
 from skillcore_local.template import ROOT, load_template, table_resources
 
 Template = dict[str, Any]
@@ -388,7 +389,7 @@ def settings_table_problems(template: Template) -> list[str]:
 
 # Honoured only in the local stack and tests (skillcore/egress/settings.py): the template sets none of them, nor
 # SKILLS_LOCAL, the flag that turns them on.
-LOCAL_ONLY_VARIABLES = ("SKILLS_LOCAL", *EGRESS_LOCAL_VARIABLES)
+LOCAL_ONLY_VARIABLES = ("SKILLS_LOCAL", ALLOWED_HOSTS_VARIABLE, *EGRESS_LOCAL_VARIABLES)
 
 
 def local_only_problems(template: Template) -> list[str]:
