@@ -38,7 +38,7 @@ def register(routes: Routes, deps: ApprovalDeps) -> None:
         return Page(items=[views.approval(a, now) for a in items], next_cursor=cursor)
 
     @routes.route("POST", "/rpc/approvals/<approvalId>", body=DecideApproval, response=views.Approval,
-                  errors=(e.ApprovalNotPending, e.ConcurrentUpdate))
+                  errors=(e.ApprovalNotPending, e.ConcurrentUpdate), decision="L3")
     def decide_approval(caller: Caller, approvalId: str, body: DecideApproval) -> views.Approval:  # noqa: N803
         """Approve or deny a pending approval (once; it expires 10 minutes after it was asked for)."""
         now = deps.clock()

@@ -74,7 +74,9 @@ class HostedChatBranch:
         if ctx.conversation.kind is not ConversationKind.SINGLE:
             return None
         language = ctx.language()
-        answer = parse_answer(ctx.text)
+        # `批准` / `approve` decides only in a person's own message; from an agent host's token it is an
+        # ordinary message and the approval stays pending.
+        answer = parse_answer(ctx.text) if ctx.from_person else None
         if answer is not None:
             answered = self._answer(ctx, answer, language)
             if answered is not None:
