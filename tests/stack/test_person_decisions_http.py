@@ -122,6 +122,13 @@ def test_every_decision_route_refuses_a_host_and_changes_nothing(hosted_stack: S
     assert {t["name"]: t["requiresApproval"] for t in patched["snapshot"]["tools"]}["echo"] is False
     assert person.ok("PATCH", "/rpc/skills/hosted-workflows", {"enabled": False})["enabled"] is False
 
+    # The audit of each decision says a person decided it; the host's refused attempts wrote nothing.
+    events = person.ok("GET", "/rpc/skills/audit-events?limit=100")["items"]
+    decided = [e for e in events if e["action"] in ("hosted_endpoint.approval", "permission.grant",
+                                                    "permission.revoke")]
+    assert sorted(e["action"] for e in decided) == ["hosted_endpoint.approval", "permission.grant"]
+    assert all(e["metadata"]["callerKind"] == "person" for e in decided), decided
+
 
 def test_l3_decisions_need_a_recent_sign_in_and_lower_ones_do_not(hosted_stack: StackClient,
                                                                   server: HostedServer) -> None:

@@ -43,7 +43,7 @@ def register(routes: Routes, deps: ApprovalDeps) -> None:
         """Approve or deny a pending approval (once; it expires 10 minutes after it was asked for)."""
         now = deps.clock()
         approval = service.decide(deps.db, caller.user_id, approvalId, body.decision, skill_id=deps.skill.skill_id,
-                                  skill_version=deps.skill.version, now=now)
+                                  skill_version=deps.skill.version, now=now, caller_kind=caller.kind)
         if deps.after_decision is not None:
             try:
                 deps.after_decision(caller.user_id, approval, deps.clock())

@@ -63,7 +63,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
         grant = permissions.set_permission(
             deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, code=body.permission_code, scope=scope,
-            granted=body.granted, now=deps.clock(),
+            granted=body.granted, now=deps.clock(), caller_kind=caller.kind,
         )
         return views.grant(grant)
 

@@ -177,7 +177,8 @@ class HostedChatBranch:
         try:
             approvals.decide(self._db, ctx.user_id, chosen.approval_id,
                              ApprovalDecision.APPROVE if answer.approve else ApprovalDecision.DENY,
-                             skill_id=HOSTED_WORKFLOWS.skill_id, skill_version=HOSTED_WORKFLOWS.version, now=ctx.now)
+                             skill_id=HOSTED_WORKFLOWS.skill_id, skill_version=HOSTED_WORKFLOWS.version, now=ctx.now,
+                             caller_kind="person")  # only a person's message gets here (__call__)
         except DomainError as error:
             status = error.details["status"] if isinstance(error, ApprovalNotPending) else error.code
             # Approved already (by API meanwhile, or by this very answer in a turn that died before it committed):
