@@ -21,7 +21,7 @@ export SKILLS_LOCAL_PORT ?= 3000
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
-	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group)"
+	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group, KIND=host an agent host's token)"
 	@echo "make invoke FN=RpcFunction EVENT=events/rpc_health.json   run a handler once, in-process"
 	@echo "make test           every test lane (the ones below; first: what is missing, one line each)"
 	@echo "make prereqs        check Java, npm, Chromium and the CJK fonts the tests need"
@@ -63,7 +63,7 @@ dev: venv node
 	$(PY) -m skillcore_local.stack
 
 token: venv
-	@$(PY) -m skillcore_local.token $(USER) $(if $(ADMIN),--admin,)
+	@$(PY) -m skillcore_local.token $(USER) $(if $(ADMIN),--admin,) $(if $(KIND),--kind $(KIND),)
 
 invoke: venv
 	$(PY) -m skillcore_local.invoke $(FN) $(EVENT)

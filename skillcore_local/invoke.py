@@ -166,6 +166,8 @@ def function_env(
             "SKILLS_LOCAL": "1",
             "SKILLS_WORK_QUEUE_URL": LOCAL_WORK_QUEUE_URL,
             "SKILLS_MODEL": base.get("SKILLS_MODEL") or "offline",
+            # The local agent host's client (jwt_local.HOST_CLIENT_ID): `make token KIND=host` names it.
+            "SKILLS_HOST_CLIENT_IDS": "skillcore-local-host",
             "AWS_REGION": base.get("AWS_REGION") or LOCAL_REGION,
             "AWS_DEFAULT_REGION": base.get("AWS_REGION") or base.get("AWS_DEFAULT_REGION") or LOCAL_REGION,
             # DynamoDB Local runs with -sharedDb and ignores credentials; boto3 still needs some to sign.

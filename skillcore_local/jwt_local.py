@@ -22,6 +22,11 @@ ALGORITHM = "HS256"
 DEFAULT_SECRET = "skillcore-local-secret"
 DEFAULT_TTL_SECONDS = 12 * 3600  # a working day: long enough that `make token` is not a chore
 ADMIN_GROUP = "admin"
+# The two kinds of caller (docs/contract.md): a person (the page's sign-in) and an agent host (the MCP face).
+KINDS = ("person", "host")
+HOST_SCOPE = "skillcore/host"  # skillcore/api/http.py reads a token with it as an agent host's
+HOST_CLIENT_ID = "skillcore-local-host"
+PERSON_CLIENT_ID = "skillcore-local-web"
 
 # The contract fixes a 22-byte default secret; PyJWT would warn about it on every request. The filter is
 # added once (filter changes are global and not thread-safe to toggle per call) and names only this warning.
@@ -40,14 +45,21 @@ def issue_token(
     user: str,
     *,
     admin: bool = False,
+    kind: str = "person",
     secret: str | None = None,
     ttl_seconds: int = DEFAULT_TTL_SECONDS,
     now: float | None = None,
     extra_claims: dict[str, Any] | None = None,
 ) -> str:
-    """A token the local gateway accepts for `user`; `extra_claims` lets tests build odd tokens on purpose."""
+    """A token the local gateway accepts for `user`; `extra_claims` lets tests build odd tokens on purpose.
+
+    `kind` "person" is shaped as the page's Cognito ID token (`token_use: id`, `auth_time`), "host" as an
+    agent host's access token (`token_use: access`, `client_id` of the host client, scope `skillcore/host`).
+    """
     if not user:
         raise ValueError("user must be a non-empty string")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}")
     issued = int(time.time() if now is None else now)
     claims: dict[str, Any] = {
         "iss": ISSUER,
@@ -56,7 +68,12 @@ def issue_token(
         "iat": issued,
         "nbf": issued,
         "exp": issued + int(ttl_seconds),
+        "auth_time": issued,
     }
+    if kind == "host":
+        claims.update(token_use="access", client_id=HOST_CLIENT_ID, scope=HOST_SCOPE)
+    else:
+        claims.update(token_use="id")
     if admin:
         claims["cognito:groups"] = [ADMIN_GROUP]  # a JSON array in the token, as Cognito issues it
     claims.update(extra_claims or {})

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from skillcore_local.jwt_local import issue_token
+from skillcore_local.jwt_local import KINDS, issue_token
 from skillcore_local.responses import HttpResponse, error_response, json_response, method_not_allowed
 from skillcore_local.template import ROOT
 
@@ -155,7 +155,7 @@ class PageFiles:
         if not isinstance(payload, dict):
             return error_response(400, "bad_request", "body must be a JSON object")
         errors = []
-        unknown = sorted(set(payload) - {"user", "admin"})
+        unknown = sorted(set(payload) - {"user", "admin", "kind"})
         errors += [{"path": key, "message": "unknown field"} for key in unknown]
         user = payload.get("user")
         if not isinstance(user, str) or not user or len(user) > MAX_USER_LENGTH or not _USER.match(user):
@@ -168,9 +168,12 @@ class PageFiles:
         admin = payload.get("admin", False)
         if not isinstance(admin, bool):
             errors.append({"path": "admin", "message": "must be a boolean"})
+        kind = payload.get("kind", "person")
+        if kind not in KINDS:
+            errors.append({"path": "kind", "message": f"one of {list(KINDS)}"})
         if errors:
             return error_response(422, "validation_error", "the sign-in request is invalid", {"errors": errors})
-        return json_response(200, {"token": issue_token(user, admin=admin, secret=self.jwt_secret)})
+        return json_response(200, {"token": issue_token(user, admin=admin, kind=kind, secret=self.jwt_secret)})
 
     def _file(self, path: Path) -> HttpResponse:
         content_type = CONTENT_TYPES.get(path.suffix)

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -36,6 +37,7 @@ def load_event(
             del event["requestContext"]["authorizer"]
         else:
             claims["sub"] = user
+            claims.setdefault("auth_time", str(int(time.time())))  # a person who just signed in
             if groups is not None:
                 claims["cognito:groups"] = groups
     if body is not ...:

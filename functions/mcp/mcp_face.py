@@ -21,7 +21,6 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from starlette.applications import Starlette
 from starlette.routing import Route
 
-from skillcore.api import http
 from skillcore.api.app import Caller
 from skillcore.api.toolbox import ToolAnswer, Toolbox
 
@@ -29,13 +28,13 @@ PATH = "/mcp"
 
 
 def caller_of(ctx: Any) -> Caller:
-    """The token's `sub` and groups, from the API Gateway event Mangum put in the ASGI scope: the JWT
+    """The token's `sub`, groups and kind (a person's or an agent host's), from the API Gateway event Mangum put in the ASGI scope: the JWT
     authorizer verified them; nothing in the tool arguments can name another user."""
     request = getattr(ctx, "request", None)
     event = request.scope.get("aws.event") if request is not None else None
     if not isinstance(event, dict):
         raise RuntimeError("no API Gateway event in the request scope")
-    return Caller(http.user_id(event), "admin" in http.groups(event))
+    return Caller.of(event)
 
 
 def result(answer: ToolAnswer) -> types.CallToolResult:

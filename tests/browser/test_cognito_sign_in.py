@@ -17,6 +17,7 @@ import json
 import re
 import secrets
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -287,4 +288,27 @@ def test_sign_out_goes_to_the_logout_endpoint_and_back_to_sign_in(
     expect(page.get_by_role("heading", name="Fake managed login")).to_be_visible()
     assert fake_auth.logout_requests == [{"client_id": CLIENT_ID, "logout_uri": f"{stack.url}/skills/"}]
     assert len(fake_auth.authorize_requests) == 2
+    assert fake_auth.refusals == []
+
+
+def test_a_stale_sign_in_asks_the_managed_login_for_a_fresh_one(
+    page: Page, stack: StackClient, fake_auth: FakeAuthServer
+) -> None:
+    """A 403 `person_required` with `stale_sign_in` (an L3 grant, a sign-in over 15 minutes ago) goes back to the
+    managed login with `prompt=login`, so a session the login still holds cannot stand in for a new sign-in."""
+    page.goto("/skills/#/permissions")
+    user = new_user("stale")
+    sign_in_through(page, fake_auth, user)
+    expect(page.get_by_role("heading", level=1)).to_have_text("执行权限")
+    assert "prompt" not in fake_auth.authorize_requests[-1]
+    stale = stack.token(user, extra_claims={"auth_time": int(time.time()) - 20 * 60})
+    page.evaluate("token => sessionStorage.setItem('skillcore.token', token)", stale)
+    grant = page.locator('[data-skill="hosted-workflows"] [role="switch"][data-permission="hosted_workflow:invoke"]')
+    grant.click()
+    page.wait_for_url(re.compile(re.escape(fake_auth.origin) + r"/oauth2/authorize\?"))
+    assert fake_auth.authorize_requests[-1]["prompt"] == "login"
+    sign_in_through(page, fake_auth, user)
+    expect(page.get_by_role("heading", level=1)).to_have_text("执行权限")
+    grant.click()
+    expect(grant).to_have_attribute("aria-checked", "true")
     assert fake_auth.refusals == []

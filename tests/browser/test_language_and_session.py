@@ -4,6 +4,7 @@ session that ends mid-way (a 401 sends to sign-in with a notice, and back to the
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 from playwright.sync_api import Page, expect
@@ -118,3 +119,34 @@ def test_an_error_envelope_shows_its_message_and_code_never_a_stack(
     # In English the page's own words change; the envelope's message is the server's, as sent.
     page.get_by_role("button", name="English").click()
     expect(alert).to_contain_text("Error code: validation_error")
+
+
+def test_a_stale_sign_in_on_an_l3_grant_asks_to_sign_in_again_and_back(
+    page: Page, stack: StackClient, signed_in: Any
+) -> None:
+    """Granting hosted_workflow:invoke (L3) needs a sign-in within 15 minutes: a 403 `person_required` with
+    `stale_sign_in` sends the person to sign in again, with a notice, and back to the section."""
+    user = signed_in(section="permissions", prefix="stale")
+    expect(page.get_by_role("heading", level=1)).to_have_text("执行权限")
+    stale = stack.token(user, extra_claims={"auth_time": int(time.time()) - 20 * 60})
+    page.evaluate("token => sessionStorage.setItem('skillcore.token', token)", stale)
+    grant = page.locator('[data-skill="hosted-workflows"] [role="switch"][data-permission="hosted_workflow:invoke"]')
+    expect(grant).to_have_attribute("aria-checked", "false")
+    with page.expect_response(lambda r: r.url.endswith("/rpc/skills/permissions")
+                              and r.request.method == "PATCH") as answer:
+        grant.click()
+    assert answer.value.status == 403
+    page.wait_for_url(re.compile(r"/_local/login\?next="))
+    expect(page.get_by_role("status")).to_contain_text("最近 15 分钟")
+    assert page.evaluate("sessionStorage.getItem('skillcore.token')") is None
+    status, grants = stack.call("GET", "/rpc/skills/permissions", token=stack.token(user))
+    assert status == 200 and grants["items"] == []
+
+    page.get_by_label(re.compile("用户名")).fill(user)
+    page.get_by_role("button", name=re.compile("登录")).click()
+    page.wait_for_url(re.compile(r"/skills/#/permissions$"))
+    with page.expect_response(lambda r: r.url.endswith("/rpc/skills/permissions")
+                              and r.request.method == "PATCH") as answer:
+        grant.click()
+    assert answer.value.status == 200
+    expect(grant).to_have_attribute("aria-checked", "true")

@@ -213,3 +213,24 @@ def test_how_fast_an_approved_result_reaches_the_conversation(stack: StackClient
           f"\napproved by API -> agent message visible: {summary(by_api)}")
     # a generous bound that still fails if the follow-up waited on something (a poll, a timeout)
     assert max(in_chat) < 5000 and max(by_api) < 5000
+
+
+def test_an_agent_hosts_approve_in_the_chat_is_an_ordinary_message_and_the_approval_stays_pending(
+        stack: StackClient, hosted: HostedServer) -> None:
+    """Two kinds of caller: `批准` / `approve` decide only in a message posted with a person's token."""
+    user = ChatUser(stack, hosted)
+    user.say('/hosted test_flow.add {"a": 4, "b": 5}')
+    [approval] = user.pending()
+    code = approval["approvalId"][-6:].upper()
+    host = stack.token(user.user, kind="host")
+    for text in ("批准", f"approve {code}", "approve", "同意"):
+        status, turn = stack.call("POST", f"/rpc/conversations/{user.conversation}/messages",
+                                  {"clientMessageId": uuid.uuid4().hex, "text": text}, token=host)
+        assert status == 200, turn
+        assert turn["run"]["kind"] == "plain", turn
+    assert [a["approvalId"] for a in user.pending()] == [approval["approvalId"]]
+    assert user.calls_out() == []
+    # The person's own answer decides it.
+    done = user.say(f"批准 {code}")
+    assert done["run"]["outcome"] == "succeeded" and "│ 9" in done["reply"]["text"]
+    assert user.pending() == [] and len(user.calls_out()) == 1

@@ -191,7 +191,7 @@ def test_conversation_summary_survives_a_concurrent_writer(world: World, other_w
                 executor_for=lambda now: build_executor(SKILLS, OfflineModel(), db, now=now,
                                                         clock=lambda: T0 + timedelta(seconds=1), max_tokens=512),
             )
-            post_message(deps, user_id=agent.user_id, conversation_id=agent.default_conversation_id,
+            post_message(deps, user_id=agent.user_id, conversation_id=agent.default_conversation_id, from_person=True,
                          client_message_id="during-the-reminder", text="hello there", agent_id=None)
 
     hooked = _BeforeSummary(ddb_client(world.endpoint), world.settings.tables.conversations, interleave)

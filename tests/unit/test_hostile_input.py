@@ -8,6 +8,7 @@ router's parsing would reach a handler and fail on them, so a 500 here also mean
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -38,7 +39,8 @@ def resolve(route: Route, *, body: str | None = None, query: dict[str, str] | No
         "rawPath": path,
         "requestContext": {
             "http": {"method": route.method, "path": path},
-            "authorizer": {"jwt": {"claims": {"sub": "user-mallory", "cognito:groups": "[admin]"}}},
+            "authorizer": {"jwt": {"claims": {"sub": "user-mallory", "cognito:groups": "[admin]",
+                                             "auth_time": str(int(time.time()))}}},
         },
         "body": body,
         "queryStringParameters": query,

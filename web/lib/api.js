@@ -1,6 +1,7 @@
 // The page's only way to the server: the public /rpc JSON API with the bearer token, as any client.
 // Errors arrive as the API's envelope and become ApiError (code and message shown, never a stack).
-// A 401 at any time ends the session and sends the person to sign in again.
+// A 401 at any time ends the session and sends the person to sign in again; so does a 403 `person_required`
+// whose reason is `stale_sign_in` (a decision at L3 or above needs a sign-in in the last 15 minutes).
 import { signIn, token } from "./auth.js";
 import { t } from "./i18n.js";
 
@@ -42,6 +43,9 @@ export async function api(method, path, body) {
   const error = data && data.error;
   if (response.status === 401) {
     await signIn(t("error.sessionEnded"));
+  } else if (response.status === 403 && error && error.code === "person_required"
+             && error.details && error.details.reason === "stale_sign_in") {
+    await signIn(t("error.signInAgain"), { fresh: true });
   }
   throw new ApiError(
     response.status,

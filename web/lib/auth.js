@@ -61,9 +61,11 @@ async function challengeOf(verifier) {
 // a second navigation would abort the first (and, with Cognito, replace its PKCE state mid-flight).
 let leaving = null;
 
-export function signIn(notice) {
+// `fresh`: the person must sign in anew (the managed login's `prompt=login`), not be let through by a session it
+// still holds: a decision at L3 or above needs a recent `auth_time`.
+export function signIn(notice, { fresh = false } = {}) {
   if (!leaving) {
-    leaving = leave(notice).catch((error) => {
+    leaving = leave(notice, fresh).catch((error) => {
       leaving = null; // no navigation started (the config did not load): a later call may try again
       throw error;
     });
@@ -71,7 +73,7 @@ export function signIn(notice) {
   return leaving;
 }
 
-async function leave(notice) {
+async function leave(notice, fresh) {
   if (notice) sessionStorage.setItem(NOTICE_KEY, notice);
   sessionStorage.removeItem(TOKEN_KEY);
   if (!config) await loadConfig();
@@ -91,6 +93,7 @@ async function leave(notice) {
     code_challenge: await challengeOf(verifier),
     code_challenge_method: "S256",
   });
+  if (fresh) query.set("prompt", "login");
   location.assign(`${config.domain}/oauth2/authorize?${query}`);
 }
 

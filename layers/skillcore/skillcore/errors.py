@@ -101,6 +101,25 @@ class Forbidden(DomainError):
     status = 403
 
 
+class PersonRequiredDetails(TypedDict):
+    """`host_token`: the token is an agent host's; `stale_sign_in`: a person's, but signed in more than
+    RECENT_SIGN_IN_SECONDS ago on a decision at L3 or above (the page asks the person to sign in again)."""
+
+    reason: str
+
+
+class PersonRequired(Forbidden):
+    """A decision (approve or deny, grant or revoke, a switch, accepting a drift, registering an endpoint,
+    activating a capability) needs a person's token; an agent host's token never decides."""
+
+    code = "person_required"
+    default_message = "this decision needs the person's own sign-in"
+    details: PersonRequiredDetails
+
+    def __init__(self, message: str | None = None, *, reason: str) -> None:
+        super().__init__(message, PersonRequiredDetails(reason=reason))
+
+
 class NotFound(DomainError):
     """Missing, or someone else's (the message says what)."""
 

@@ -78,6 +78,33 @@ def test_admin_token_carries_the_admin_group_as_cognito_does() -> None:
     assert claims["cognito:groups"] == ["admin"]
 
 
+def test_a_persons_token_and_a_hosts_token_read_as_their_kind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shaped as Cognito's: a person's ID token, a host's access token with the host scope and client."""
+    from skillcore.api import http
+
+    monkeypatch.setenv(http.HOST_CLIENT_IDS_ENV, "skillcore-local-host")
+    person = verify(bearer(issue_token("alice", secret=SECRET)), SECRET)
+    host = verify(bearer(issue_token("alice", kind="host", secret=SECRET)), SECRET)
+    assert person["token_use"] == "id" and "scope" not in person and person["auth_time"] == person["iat"]
+    assert host["token_use"] == "access" and host["scope"] == "skillcore/host"
+    assert host["client_id"] == "skillcore-local-host" and host["auth_time"] == host["iat"]
+
+    def kind(claims: dict[str, Any]) -> str:
+        return http.caller_kind({"requestContext": {"authorizer": {"jwt": {"claims": render_claims(claims)}}}})
+
+    assert (kind(person), kind(host)) == ("person", "host")
+    monkeypatch.delenv(http.HOST_CLIENT_IDS_ENV)
+    assert kind(host) == "host"  # the scope alone says so
+    with pytest.raises(ValueError, match="kind"):
+        issue_token("alice", kind="robot", secret=SECRET)
+
+
+def test_the_token_command_mints_a_hosts_token(capsys: pytest.CaptureFixture[str]) -> None:
+    assert token_cli.main(["alice", "--kind", "host"]) == 0
+    claims = jwt.decode(capsys.readouterr().out.strip(), options={"verify_signature": False})
+    assert claims["scope"] == "skillcore/host" and claims["sub"] == "alice"
+
+
 def test_header_is_HS256_jwt() -> None:
     header = jwt.get_unverified_header(issue_token("alice", secret=SECRET))
     assert header == {"alg": "HS256", "typ": "JWT"}

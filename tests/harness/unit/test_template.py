@@ -497,9 +497,27 @@ def test_jwt_issuer_and_audience_follow_the_cognito_condition(template: Template
     jwt = template["Resources"]["HttpApi"]["Properties"]["Auth"]["Authorizers"]["JwtAuthorizer"]
     issuer, audience = jwt["JwtConfiguration"]["issuer"], jwt["JwtConfiguration"]["audience"]
     assert issuer["Fn::If"][0] == "UseCognito" and issuer["Fn::If"][2] == {"Ref": "JwtIssuer"}
-    assert audience == [{"Fn::If": ["UseCognito", {"Ref": "UserPoolClient"}, {"Ref": "JwtAudience"}]}]
-    for name in ("UserPool", "UserPoolClient", "AdminGroup"):
+    assert audience == [
+        {"Fn::If": ["UseCognito", {"Ref": "UserPoolClient"}, {"Ref": "JwtAudience"}]},
+        {"Fn::If": ["UseCognito", {"Ref": "HostUserPoolClient"},
+                    {"Fn::If": ["HasHostAudience", {"Ref": "JwtHostAudience"}, {"Ref": "AWS::NoValue"}]}]},
+    ]
+    for name in ("UserPool", "UserPoolClient", "HostUserPoolClient", "HostResourceServer", "AdminGroup"):
         assert template["Resources"][name]["Condition"] == "UseCognito"
+
+
+def test_agent_hosts_have_their_own_app_client_and_scope_and_the_functions_know_it(template: Template) -> None:
+    """Two kinds of caller: the host app client asks for the skillcore/host scope, and every function reads
+    the host clients (SKILLS_HOST_CLIENT_IDS) to tell a host's token from a person's."""
+    server = template["Resources"]["HostResourceServer"]["Properties"]
+    assert server["Identifier"] == "skillcore" and [s["ScopeName"] for s in server["Scopes"]] == ["host"]
+    client = template["Resources"]["HostUserPoolClient"]
+    assert client["DependsOn"] == "HostResourceServer"
+    assert "skillcore/host" in client["Properties"]["AllowedOAuthScopes"]
+    assert client["Properties"].get("GenerateSecret") is False
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert variables["SKILLS_HOST_CLIENT_IDS"] == {
+        "Fn::If": ["UseCognito", {"Ref": "HostUserPoolClient"}, {"Ref": "JwtHostAudience"}]}
     assert template["Resources"]["AdminGroup"]["Properties"]["GroupName"] == "admin"
 
 

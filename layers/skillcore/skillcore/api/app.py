@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable
-from typing import Any, get_origin
+from typing import Any, Literal, get_origin
 
 import msgspec
 from msgspec import Struct
@@ -33,6 +34,7 @@ from skillcore.errors import (
     Internal,
     MethodNotAllowed,
     NotFound,
+    PersonRequired,
     StoreUnavailableError,
 )
 from skillcore.observability import logger
@@ -44,11 +46,44 @@ PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 _encoder = msgspec.json.Encoder()
 
 
+# A person's sign-in counts as recent for this long: a decision at L3 or above needs one (`auth_time`).
+RECENT_SIGN_IN_SECONDS = 15 * 60
+
+# What a route decides: nothing (None), something only a person decides ("person"), or something at L3 or
+# above, which also needs a recent sign-in ("L3").
+Decision = Literal["person", "L3"] | None
+
+
 class Caller(Struct, frozen=True):
-    """Who calls, from the token the authorizer verified (never from the body)."""
+    """Who calls, from the token the authorizer verified (never from the body): the user, whether an operator,
+    whether a person (the page's sign-in) or an agent host (the MCP face), and when the person signed in."""
 
     user_id: str
     admin: bool
+    kind: http.CallerKind = "person"
+    auth_time: int | None = None
+
+    @classmethod
+    def of(cls, event: dict[str, Any]) -> Caller:
+        return cls(http.user_id(event), "admin" in http.groups(event), http.caller_kind(event),
+                   http.auth_time(event))
+
+    @property
+    def person(self) -> bool:
+        return self.kind == "person"
+
+
+def require_person(caller: Caller, *, recent: bool = False, now: float | None = None) -> None:
+    """PersonRequired unless `caller` is a person (and, with `recent`, signed in within RECENT_SIGN_IN_SECONDS:
+    a decision at L3 or above). A token without `auth_time` has no recent sign-in to show."""
+    if not caller.person:
+        raise PersonRequired("an agent host's token cannot decide this: the person decides on the page or in the "
+                             "chat", reason="host_token")
+    if recent:
+        current = time.time() if now is None else now
+        if caller.auth_time is None or current - caller.auth_time > RECENT_SIGN_IN_SECONDS:
+            raise PersonRequired("this decision needs a sign-in within the last 15 minutes: sign in again",
+                                 reason="stale_sign_in")
 
 
 class Route(Struct, frozen=True, kw_only=True):
@@ -68,6 +103,7 @@ class Route(Struct, frozen=True, kw_only=True):
     admin: bool
     headers: tuple[tuple[str, str], ...] = ()  # fixed headers of the success response (Cache-Control: no-store)
     store: bool = True  # whether the handler reaches the store (then it may answer 503 `store_unavailable`)
+    decision: Decision = None  # a decision: only a person's token (L3: a recent sign-in too); else 403
 
     def documented_errors(self) -> tuple[Documented, ...]:
         """Every error this route can answer: those the router itself raises, then the route's own, then the
@@ -80,6 +116,8 @@ class Route(Struct, frozen=True, kw_only=True):
             found.append(documented.Unauthenticated)
         if self.admin:
             found.append(documented.Forbidden)
+        if self.decision is not None:
+            found.append(documented.PersonRequired)
         if self.params:
             found.append(documented.NotFound)
         if self.body is not None:
@@ -142,10 +180,13 @@ class Routes:
         admin: bool = False,
         headers: dict[str, str] | None = None,
         store: bool = True,
+        decision: Decision = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers `handler(caller, **path_params[, body=...][, query=...]) -> response`.
 
-        `caller` is a Caller (None on a route without auth). A 204 route returns None.
+        `caller` is a Caller (None on a route without auth). A 204 route returns None. A `decision` route
+        refuses an agent host's token (and, for "L3", a person's sign-in older than 15 minutes) with 403
+        `person_required` before the handler runs.
         """
         pattern, params = _compile(path)
         if (status == 204) != (response is None):
@@ -160,7 +201,7 @@ class Routes:
                 method=method.upper(), path=re.sub(r"<([^>]+)>", r"{\1}", path), pattern=pattern, params=params,
                 handler=handler, operation_id=operation_id, summary=doc.splitlines()[0] if doc else "",
                 response=response, status=status, body=body, query=query, errors=errors, auth=auth, admin=admin,
-                headers=tuple((headers or {}).items()), store=store,
+                headers=tuple((headers or {}).items()), store=store, decision=decision,
             ))
             # Static routes win over parameter routes (PATCH /rpc/skills/permissions over /rpc/skills/<id>).
             self._routes.sort(key=lambda r: len(r.params))
@@ -229,9 +270,11 @@ class Routes:
     def _call(self, route: Route, params: dict[str, str], event: dict[str, Any]) -> Response:
         caller: Caller | None = None
         if route.auth:
-            caller = Caller(http.user_id(event), "admin" in http.groups(event))
+            caller = Caller.of(event)
             if route.admin and not caller.admin:
                 raise Forbidden("operator route: the admin group is required")
+            if route.decision is not None:
+                require_person(caller, recent=route.decision == "L3")
         args: dict[str, Any] = dict(params)
         if route.body is not None:
             args["body"] = http.body(event, route.body)

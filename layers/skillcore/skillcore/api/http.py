@@ -5,7 +5,8 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-from typing import Any, TypeVar
+import os
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -38,7 +39,46 @@ def user_id(event: dict[str, Any]) -> str:
 
 def groups(event: dict[str, Any]) -> set[str]:
     """`cognito:groups` as API Gateway renders it: a JSON list, or a string such as "[admin ops]"."""
-    raw = claims(event).get("cognito:groups")
+    return _words(claims(event).get("cognito:groups"))
+
+
+# The kind of caller a token is. A person signs in on the page (its own Cognito app client); an agent host
+# (the MCP face) signs in with another app client, or carries this resource-server scope.
+CallerKind = Literal["person", "host"]
+HOST_SCOPE = "skillcore/host"
+HOST_CLIENT_IDS_ENV = "SKILLS_HOST_CLIENT_IDS"
+
+
+def host_client_ids() -> set[str]:
+    """The app clients whose tokens are an agent host's (`SKILLS_HOST_CLIENT_IDS`, comma or space separated)."""
+    return {c for c in os.environ.get(HOST_CLIENT_IDS_ENV, "").replace(",", " ").split() if c}
+
+
+def caller_kind(event: dict[str, Any]) -> CallerKind:
+    """`host` for a token with the `skillcore/host` scope or issued to a host app client (its `client_id`, an
+    access token's, or its `aud`, an ID token's); every other token the authorizer let through is a person's."""
+    found = claims(event)
+    if HOST_SCOPE in _words(found.get("scope")):
+        return "host"
+    hosts = host_client_ids()
+    if hosts and (_words(found.get("client_id")) | _words(found.get("aud"))) & hosts:
+        return "host"
+    return "person"
+
+
+def auth_time(event: dict[str, Any]) -> int | None:
+    """When the person signed in (`auth_time`, seconds since the epoch, as Cognito writes it); None without."""
+    raw = claims(event).get("auth_time")
+    if isinstance(raw, bool) or raw is None:
+        return None
+    try:
+        return int(float(str(raw)))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _words(raw: Any) -> set[str]:
+    """A claim that lists names: a JSON list, a space separated string (`scope`), or API Gateway's "[a b]"."""
     if raw is None:
         return set()
     if isinstance(raw, list):

@@ -38,12 +38,12 @@ def register(routes: Routes, deps: ApprovalDeps) -> None:
         return Page(items=[views.approval(a, now) for a in items], next_cursor=cursor)
 
     @routes.route("POST", "/rpc/approvals/<approvalId>", body=DecideApproval, response=views.Approval,
-                  errors=(e.ApprovalNotPending, e.ConcurrentUpdate))
+                  errors=(e.ApprovalNotPending, e.ConcurrentUpdate), decision="L3")
     def decide_approval(caller: Caller, approvalId: str, body: DecideApproval) -> views.Approval:  # noqa: N803
         """Approve or deny a pending approval (once; it expires 10 minutes after it was asked for)."""
         now = deps.clock()
         approval = service.decide(deps.db, caller.user_id, approvalId, body.decision, skill_id=deps.skill.skill_id,
-                                  skill_version=deps.skill.version, now=now)
+                                  skill_version=deps.skill.version, now=now, caller_kind=caller.kind)
         if deps.after_decision is not None:
             try:
                 deps.after_decision(caller.user_id, approval, deps.clock())

@@ -96,7 +96,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         service.delete(deps.capabilities, caller.user_id, userCapabilityId, now=deps.clock())
 
     @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/activate", body=ExpectedVersion,
-                  response=views.UserCapability, errors=(*EDIT, *DEFENCES))
+                  response=views.UserCapability, errors=(*EDIT, *DEFENCES), decision="person")
     def activate_user_capability(
         caller: Caller, userCapabilityId: str, body: ExpectedVersion  # noqa: N803
     ) -> views.UserCapability:

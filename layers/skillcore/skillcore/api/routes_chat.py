@@ -19,6 +19,6 @@ def register(routes: Routes, deps: ChatDeps) -> None:
         """A chat turn: the user's message, the agent's reply and the run that produced it."""
         turn = post_message(
             deps, user_id=caller.user_id, conversation_id=conversationId, client_message_id=body.client_message_id,
-            text=body.text, agent_id=body.agent_id,
+            text=body.text, agent_id=body.agent_id, from_person=caller.person,
         )
         return views.Turn(user_message=message(turn.user_message), reply=message(turn.reply), run=views.run(turn.run))

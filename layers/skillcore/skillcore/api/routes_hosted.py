@@ -29,7 +29,8 @@ class HostedRouteDeps(Struct, frozen=True):
 
 def register(routes: Routes, deps: HostedRouteDeps) -> None:
     @routes.route("POST", "/rpc/hosted-endpoints", body=RegisterEndpoint, response=views.HostedEndpoint, status=201,
-                  errors=(e.EndpointNameTaken, e.QuotaExceeded, e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate))
+                  errors=(e.EndpointNameTaken, e.QuotaExceeded, e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate),
+                  decision="person")
     def register_hosted_endpoint(caller: Caller, body: RegisterEndpoint) -> views.HostedEndpoint:
         """Check the URL, connect, list the tools and pin them as the endpoint's snapshot."""
         return views.hosted_endpoint(service.register(
@@ -48,7 +49,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         return views.hosted_endpoint(service.get(deps.hosted, caller.user_id, endpointId))
 
     @routes.route("PATCH", "/rpc/hosted-endpoints/<endpointId>", body=UpdateEndpoint, response=views.HostedEndpoint,
-                  errors=(e.VersionConflict, e.UnknownTool, e.ConcurrentUpdate))
+                  errors=(e.VersionConflict, e.UnknownTool, e.ConcurrentUpdate), decision="person")
     def update_hosted_endpoint(caller: Caller, endpointId: str, body: UpdateEndpoint) -> views.HostedEndpoint:  # noqa: N803
         """Rename, enable or disable the endpoint, and switch its tools (enabled, requiresApproval)."""
         return views.hosted_endpoint(service.update(
@@ -83,7 +84,8 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
                                    if result.changed and pending is not None else UNSET)
 
     @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/snapshot/accept", body=AcceptSnapshot,
-                  response=views.HostedEndpoint, errors=(e.VersionConflict, e.ConcurrentUpdate))
+                  response=views.HostedEndpoint, errors=(e.VersionConflict, e.ConcurrentUpdate),
+                  decision="person")
     def accept_hosted_snapshot(caller: Caller, endpointId: str, body: AcceptSnapshot) -> views.HostedEndpoint:  # noqa: N803
         """Adopt the pending tool list with that fingerprint: the tools it adds start disabled."""
         return views.hosted_endpoint(service.accept(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
+from skillcore.api.app import Caller, Routes, require_person
 from skillcore.api.requests import Paging
 from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, PatchPermission, PatchSkill
 from skillcore.api.views import Page
@@ -19,6 +19,9 @@ from skillcore.policy import audit_store, grant_store, permissions
 from skillcore.policy import skills as skill_service
 from skillcore.policy.grants import GrantScope
 from skillcore.skills.builtin import Skills
+from skillcore.skills.manifest import RiskLevel
+
+HIGH_RISK = (RiskLevel.L3, RiskLevel.L4)
 
 
 class SkillDeps(Struct, frozen=True):
@@ -50,13 +53,17 @@ def register(routes: Routes, deps: SkillDeps) -> None:
 
     @routes.route("PATCH", "/rpc/skills/permissions", body=PatchPermission, response=views.Grant,
                   errors=(e.SkillNotFound, e.AgentNotFound, e.PermissionNotDeclared, e.VersionConflict,
-                          e.ConcurrentUpdate))
+                          e.ConcurrentUpdate), decision="person")
     def patch_permission(caller: Caller, body: PatchPermission) -> views.Grant:
         """Grant or revoke a permission a skill declares, for the user or one agent."""
+        manifest = deps.skills.manifest(body.skill_id)
+        requirement = manifest.requirement(body.permission_code) if manifest is not None else None
+        if body.granted and requirement is not None and requirement.risk_level in HIGH_RISK:
+            require_person(caller, recent=True)  # granting L3 or above: a recent sign-in too
         scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
         grant = permissions.set_permission(
             deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, code=body.permission_code, scope=scope,
-            granted=body.granted, now=deps.clock(),
+            granted=body.granted, now=deps.clock(), caller_kind=caller.kind,
         )
         return views.grant(grant)
 
@@ -75,7 +82,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
 
     # The static /rpc/skills/* routes win over this parameter route (the router sorts them first).
     @routes.route("PATCH", "/rpc/skills/<skillId>", body=PatchSkill, response=views.CatalogItem,
-                  errors=(e.SkillNotFound, e.ConcurrentUpdate))
+                  errors=(e.SkillNotFound, e.ConcurrentUpdate), decision="person")
     def patch_skill(caller: Caller, skillId: str, body: PatchSkill) -> views.CatalogItem:  # noqa: N803
         """Enable or disable a skill for the caller."""
         return views.catalog_item(skill_service.set_enabled(deps.db, deps.skills, caller.user_id, skillId,

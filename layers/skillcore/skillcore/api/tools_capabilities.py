@@ -61,14 +61,16 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
                           e.UpstreamError))
     def generate_draft(caller: Caller, arguments: GenerateDraftArguments) -> views.CapabilityDraft:
         """Answer a draft's gaps (each by its gapId: a text, or a tool binding of the user's host) and generate
-        the draft again (revision + 1). Ask the user; never invent a tool binding or a capability id."""
+        the draft again (revision + 1). Ask the user; never invent a tool binding or a capability id. A binding
+        always keeps requiresUserConfirmation true: the person confirms each use on the page or in the chat."""
         return views.capability_draft(drafts.generate_draft(deps.drafts, caller.user_id, arguments.draft_id,
                                                             arguments.answers, now=deps.clock()))
 
     @toolbox.tool("confirm_draft", arguments=ConfirmDraftArguments,
                   errors=(e.NotFound, e.DraftRevisionConflict, e.DraftHasGaps, *CREATE))
     def confirm_draft(caller: Caller, arguments: ConfirmDraftArguments) -> views.UserCapability:
-        """Turn a draft without gaps, at its current revision, into a user capability (status draft). The user
-        activates it themselves afterwards; only then does it appear in list_capabilities."""
+        """Turn a draft without gaps, at its current revision, into a user capability (status draft). The person
+        activates it themselves afterwards, on the Skills page (you cannot); only then does it appear in
+        list_capabilities."""
         return views.user_capability(drafts.confirm_draft(deps.drafts, caller.user_id, arguments.draft_id,
                                                           arguments.revision, now=deps.clock()))

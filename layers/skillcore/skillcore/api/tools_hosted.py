@@ -19,7 +19,8 @@ def register(toolbox: Toolbox, deps: HostedRouteDeps) -> None:
         arguments valid for its input schema and a clientCallId of your own: the same clientCallId answers
         the same result and calls nothing again (with another tool or other arguments it answers
         idempotency_key_reused: use a new clientCallId for a new call). Needs the hosted_workflow:invoke grant; a tool that requires
-        approval answers approval_required with an approvalId until you approve it, then call again with
+        approval answers approval_required with an approvalId: the person approves it themselves, on the
+        Skills page or by answering in the chat (you cannot approve it); once they have, call again with
         that approvalId."""
         return views.hosted_call(calls.call(
             deps.hosted, caller.user_id, arguments.endpoint_id, tool_name=arguments.tool_name,

@@ -75,7 +75,7 @@ def get(db: Db, user_id: str, approval_id: str) -> Approval:
 
 def decide(
     db: Db, user_id: str, approval_id: str, decision: ApprovalDecision, *, skill_id: str, skill_version: str,
-    now: datetime,
+    now: datetime, caller_kind: str | None = None,
 ) -> Approval:
     """pending -> approved | denied, with its audit: one consistent read (for the audit's tool and digest and a
     clear refusal), then one transaction whose condition settles a race between two decisions."""
@@ -88,7 +88,8 @@ def decide(
         event_id=new_id(now), user_id=user_id, at=now, skill_id=skill_id, skill_version=skill_version,
         action=AuditAction.HOSTED_ENDPOINT_APPROVAL,
         decision=Decision.ALLOWED if status is ApprovalStatus.APPROVED else Decision.DENIED,
-        target_id=approval.approval_id, reason=decision.value, metadata=decision_metadata(approval),
+        target_id=approval.approval_id, reason=decision.value,
+        metadata=decision_metadata(approval, caller_kind=caller_kind),
     )
     try:
         transact(db, [Op("approval", store.decide_op(db, user_id, approval_id, status, now)),
@@ -107,12 +108,12 @@ def decide(
     )
 
 
-def decision_metadata(approval: Approval) -> AuditMetadata:
+def decision_metadata(approval: Approval, *, caller_kind: str | None = None) -> AuditMetadata:
     """What an approval's audit may say: the endpoint's id, the tool's name (a code) and the digest, never the
-    arguments or their preview."""
+    arguments or their preview; on a decision, which kind of caller decided."""
     return AuditMetadata(endpoint_id=audit_code(approval.operation.endpoint_id),
                          tool_id=audit_code(approval.operation.tool_name),
-                         input_sha256=approval.operation.arguments_digest)
+                         input_sha256=approval.operation.arguments_digest, caller_kind=caller_kind)
 
 
 def use_op(db: Db, approval: Approval, operation: OperationRef, binding: EndpointBinding, now: datetime) -> Op:

@@ -4,7 +4,8 @@ no HTTP in them: the same checks, errors and audit whoever calls.
 
 - `start_create`: a new draft from the user's description, generated once (revision 1), kept 24 h.
 - `generate_draft`: the user's answers to the current gaps are added (a binding answer is checked against
-  the schema subset at once: 422 schema_not_allowed, nothing stored) and the draft is generated again,
+  the schema subset at once: 422 schema_not_allowed, nothing stored; its `requiresUserConfirmation` is always
+  stored true, whatever the answer said) and the draft is generated again,
   revision + 1. The model only suggests: capabilities/drafter.py removes every reference the user did not
   give and turns it, and the defences' findings on the model's wording, into gaps. A draft that is no longer
   open (confirmed, or expired) is answered as it is, nothing generated.
@@ -166,7 +167,10 @@ def _merge_answers(
                     reason=service.SCHEMA_NOT_ALLOWED, answers=len(given), defence_rules=rules))
                 raise errors.defence_error(service.SCHEMA_NOT_ALLOWED, "an input schema uses something outside the "
                                            "allowed JSON Schema subset", errs)
-            bindings[answer.binding.name] = answer.binding.model_dump(by_alias=True)
+            # A drafted binding always waits for the person's confirmation: whoever answers the gap (an agent
+            # host's model among them) cannot waive it; only the person turns it off, on the page.
+            bindings[answer.binding.name] = {**answer.binding.model_dump(by_alias=True),
+                                             "requiresUserConfirmation": True}
         answers = [a for a in answers if a.path != gap.path]
         answers.append(DraftAnswer(path=gap.path, kind=gap.kind, question=gap.question, text=answer.text,
                                    binding_name=answer.binding.name if answer.binding else None))

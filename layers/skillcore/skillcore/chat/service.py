@@ -62,8 +62,11 @@ class ChatDeps(Struct, frozen=True):
 
 
 def post_message(
-    deps: ChatDeps, *, user_id: str, conversation_id: str, client_message_id: str, text: str, agent_id: str | None
+    deps: ChatDeps, *, user_id: str, conversation_id: str, client_message_id: str, text: str, agent_id: str | None,
+    from_person: bool,
 ) -> TurnResponse:
+    """One chat turn. `from_person`: the message was posted with a person's token (not an agent host's); only
+    then can it decide a pending approval (`批准` / `approve`)."""
     started = time.perf_counter()
     now = deps.clock()
     state = read_turn_state(deps.db, user_id, conversation_id, client_message_id)
@@ -86,7 +89,7 @@ def post_message(
     ctx = TurnContext(
         user_id=user_id, conversation=conversation, agent=agent, text=text,
         source_message_id=user_message.message_id, disabled_skills=state.disabled_skills,
-        session=state.session, now=now,
+        session=state.session, now=now, from_person=from_person,
         load_history=lambda: messages.recent_visible(deps.db, conversation_id, limit=deps.history_messages),
         load_grants=lambda: grants.all_grants(deps.db, user_id),
     )

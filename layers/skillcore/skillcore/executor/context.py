@@ -34,6 +34,9 @@ class TurnContext(Struct):
     now: datetime
     load_history: Callable[[], list[Message]]
     load_grants: Callable[[], list[PermissionGrant]] = list
+    # Posted with a person's token (the page's sign-in), not an agent host's: only such a message decides an
+    # approval in the chat. Automation turns and anything else that builds a context are not a person.
+    from_person: bool = False
     _history: list[Message] | None = None
     _grants: tuple[PermissionGrant, ...] | None = None
 

@@ -74,7 +74,9 @@ class HostedChatBranch:
         if ctx.conversation.kind is not ConversationKind.SINGLE:
             return None
         language = ctx.language()
-        answer = parse_answer(ctx.text)
+        # `批准` / `approve` decides only in a person's own message; from an agent host's token it is an
+        # ordinary message and the approval stays pending.
+        answer = parse_answer(ctx.text) if ctx.from_person else None
         if answer is not None:
             answered = self._answer(ctx, answer, language)
             if answered is not None:
@@ -175,7 +177,8 @@ class HostedChatBranch:
         try:
             approvals.decide(self._db, ctx.user_id, chosen.approval_id,
                              ApprovalDecision.APPROVE if answer.approve else ApprovalDecision.DENY,
-                             skill_id=HOSTED_WORKFLOWS.skill_id, skill_version=HOSTED_WORKFLOWS.version, now=ctx.now)
+                             skill_id=HOSTED_WORKFLOWS.skill_id, skill_version=HOSTED_WORKFLOWS.version, now=ctx.now,
+                             caller_kind="person")  # only a person's message gets here (__call__)
         except DomainError as error:
             status = error.details["status"] if isinstance(error, ApprovalNotPending) else error.code
             # Approved already (by API meanwhile, or by this very answer in a turn that died before it committed):

@@ -75,7 +75,7 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools", "platform_capability_ids",
                "binding_names", "defence_rules", "gap_kinds")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
-          "host_profile", "status", "endpoint_id", "user_capability_id", "host")
+          "host_profile", "status", "endpoint_id", "user_capability_id", "host", "caller_kind")
 _DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256", "url_sha256", "fingerprint", "pending_fingerprint",
             "previous_fingerprint")
 _COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count",
@@ -131,6 +131,9 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     gap_kinds: tuple[str, ...] = ()
     answer_count: int | None = None
     user_capability_id: str | None = None
+    # Who decided, on a decision's event (an approval, a grant or a revoke): `person` (a host's token never
+    # decides; docs/contract.md "Two kinds of caller").
+    caller_kind: str | None = None
 
     def __post_init__(self) -> None:
         for name in _CODE_LISTS:

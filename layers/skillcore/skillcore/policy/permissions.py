@@ -15,7 +15,8 @@ from skillcore.skills.builtin import Skills
 
 
 def set_permission(
-    db: Db, skills: Skills, user_id: str, *, skill_id: str, code: str, scope: GrantScope, granted: bool, now: datetime
+    db: Db, skills: Skills, user_id: str, *, skill_id: str, code: str, scope: GrantScope, granted: bool, now: datetime,
+    caller_kind: str | None = None,
 ) -> PermissionGrant:
     manifest = skills.manifest(skill_id)
     if manifest is None:
@@ -34,6 +35,6 @@ def set_permission(
         event_id=new_id(now), user_id=user_id, at=now, skill_id=skill_id, skill_version=manifest.version,
         action=AuditAction.PERMISSION_GRANT if granted else AuditAction.PERMISSION_REVOKE,
         decision=Decision.SUCCEEDED, scope=scope, target_id=scope.agent_id, reason="user_request",
-        metadata=AuditMetadata(permission_codes=(code,), matched_grant_ids=(grant.grant_id,)),
+        metadata=AuditMetadata(permission_codes=(code,), matched_grant_ids=(grant.grant_id,), caller_kind=caller_kind),
     ))
     return grant
