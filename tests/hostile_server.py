@@ -3,8 +3,10 @@
 thread per connection, so that every byte and every pause is the test's choice.
 
 The path names the behaviour and the request that gets it: `/<behaviour>/<method>`, method one of
-`initialize`, `list` (tools/list) or `call` (tools/call). Every request before that one is answered correctly
-(JSON), so a session reaches the misbehaving step. Behaviours (BEHAVIOURS):
+`initialize`, `list` (tools/list) or `call` (tools/call), or one of them prefixed `armed_`: that one misbehaves
+only once the path is in `HostileServer.armed` (an endpoint registers normally, then its call or refresh meets
+the behaviour). Every request before the misbehaving one is answered correctly (JSON), so a session reaches
+the misbehaving step. Behaviours (BEHAVIOURS):
 
 - `prime_close`: an SSE answer holding one priming event (`id: 1`, `retry: 600000`, empty data), then the
   connection closes; the reconnection GET (`Last-Event-ID`) gets the same again;
@@ -12,7 +14,8 @@ The path names the behaviour and the request that gets it: `/<behaviour>/<method
 - `comments`: an SSE answer of `: ping` comments every 20 ms, for ever;
 - `chunked`: a JSON answer in endless chunks, as fast as the client reads;
 - `huge_line`: an SSE answer of one `data:` line of HUGE_LINE_BYTES, no newline;
-- `slow_tls`: the host name `slowtls.mcp.test` (SNI): the TLS handshake stalls for SLOW_TLS_SECONDS.
+- `slow_tls`: the host name `slowtls.mcp.test` (SNI): the TLS handshake stalls for SLOW_TLS_SECONDS while
+  `HostileServer.stall_tls` is true (the default).
 
 `HostileServer.methods` counts the JSON-RPC methods received, so a test can tell whether tools/call was sent.
 """
@@ -75,6 +78,8 @@ class HostileServer:
         self.stopping = threading.Event()
         self.lock = threading.Lock()
         self._methods: Counter[str] = Counter()
+        self.armed: set[str] = set()  # `/<behaviour>/armed_<method>` paths that misbehave from now on
+        self.stall_tls = True
         self.listener = socket.create_server((self.address, 443))
         self.listener.settimeout(0.2)  # accept() wakes up to see `stopping`
         self.thread = threading.Thread(target=self._accept, daemon=True)
@@ -96,13 +101,18 @@ class HostileServer:
     def url(self, behaviour: str, method: str) -> str:
         return url(behaviour, method)
 
+    def arm(self, behaviour: str, method: str) -> None:
+        """`/<behaviour>/armed_<method>` misbehaves from now on (a slow_tls one stalls its handshakes again)."""
+        self.armed.add(f"/{behaviour}/armed_{method}")
+        self.stall_tls = True
+
     def settings_env(self) -> dict[str, str]:
         return settings_env(self.address, self.ca_file)
 
     # -- connections
 
     def _sni(self, _sock: Any, name: str | None, _context: Any) -> None:
-        if name == SLOW_TLS_NAME:
+        if name == SLOW_TLS_NAME and self.stall_tls:
             self.stopping.wait(SLOW_TLS_SECONDS)  # the handshake waits here (this connection's thread only)
 
     def _accept(self) -> None:
@@ -149,7 +159,9 @@ class HostileServer:
         message = json.loads(body)
         with self.lock:
             self._methods[message.get("method", "")] += 1
-        if message.get("method") == METHODS.get(method):
+        armed = method.startswith("armed_")
+        target = METHODS.get(method.removeprefix("armed_")) if path in self.armed or not armed else None
+        if message.get("method") == target:
             self._misbehave(tls, behaviour)
             return False
         if "id" not in message:

@@ -18,6 +18,8 @@ Access patterns:
   transaction).
 - use: Update approved -> used, conditioned on `approved`, unexpired and the exact operation; composed into
   the call's own transaction by the caller, so an approval is used at most once.
+- release: Update used -> approved again, conditioned on `used` at the very time the use wrote; for a call
+  that failed before anything of it was sent (hosted/calls.py), composed into its completion's transaction.
 """
 
 from __future__ import annotations
@@ -154,5 +156,19 @@ def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, now
             ":used": to_value(ApprovalStatus.USED.value), ":approved": to_value(ApprovalStatus.APPROVED.value),
             ":now": to_value(to_sort_time(now)), ":endpointId": to_value(operation.endpoint_id),
             ":toolName": to_value(operation.tool_name), ":digest": to_value(operation.arguments_digest),
+        },
+    }}
+
+
+def release_op(db: Db, user_id: str, approval_id_: str, used_at: datetime) -> dict[str, Any]:
+    """Undoes `use_op` of a call that sent nothing: approved again, if it is still the use made at `used_at`."""
+    return {"Update": {
+        "TableName": db.tables.approvals, "Key": key(pk=user_id, sk=approval_id_),
+        "UpdateExpression": "SET #status = :approved REMOVE #usedAt",
+        "ConditionExpression": f"{EXISTS} AND #status = :used AND #usedAt = :usedAt",
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#usedAt": "usedAt"},
+        "ExpressionAttributeValues": {
+            ":used": to_value(ApprovalStatus.USED.value), ":approved": to_value(ApprovalStatus.APPROVED.value),
+            ":usedAt": to_value(to_sort_time(used_at)),
         },
     }}

@@ -99,6 +99,12 @@ def _failure(error: BaseException) -> EgressError:
     return UpstreamError("protocol", "the endpoint's MCP answer is not valid")
 
 
+def _load_sdk() -> None:
+    """The SDK's client modules, imported before the deadline starts (a cold import is not the endpoint's time)."""
+    import mcp  # noqa: F401
+    import mcp.client.streamable_http  # noqa: F401
+
+
 @asynccontextmanager
 async def _session(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits,
                    exchange: _Exchange, deadline: Deadline) -> AsyncIterator[Any]:
@@ -116,6 +122,7 @@ async def _session(url: str, token: str | None, settings: EgressSettings, limits
 async def _list_tools(url: str, token: str | None, settings: EgressSettings, limits: EgressLimits | None,
                       max_tools: int) -> list[dict[str, Any]]:
     limits = limits_of(settings, limits)
+    _load_sdk()
 
     async def flow(exchange: _Exchange, deadline: Deadline) -> None:
         tools: list[dict[str, Any]] = []
@@ -149,6 +156,7 @@ async def _call_tool(url: str, token: str | None, settings: EgressSettings, limi
                      name: str, arguments: dict[str, Any], ready: Future[bool] | None,
                      sent: threading.Event | None) -> dict[str, Any] | None:
     limits = limits_of(settings, limits)
+    _load_sdk()
 
     async def flow(exchange: _Exchange, deadline: Deadline) -> None:
         async with _session(url, token, settings, limits, exchange, deadline) as client:
