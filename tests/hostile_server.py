@@ -80,6 +80,7 @@ class HostileServer:
         self._methods: Counter[str] = Counter()
         self.armed: set[str] = set()  # `/<behaviour>/armed_<method>` paths that misbehave from now on
         self.stall_tls = True
+        self.connections = 0  # open now, past the TLS handshake
         self.listener = socket.create_server((self.address, 443))
         self.listener.settimeout(0.2)  # accept() wakes up to see `stopping`
         self.thread = threading.Thread(target=self._accept, daemon=True)
@@ -127,8 +128,12 @@ class HostileServer:
 
     def _connection(self, raw: socket.socket) -> None:
         raw.settimeout(FOREVER_SECONDS)  # accepted sockets inherit the listener's timeout otherwise
+        counted = False
         try:
             with self.context.wrap_socket(raw, server_side=True) as tls:
+                with self.lock:
+                    self.connections += 1
+                counted = True
                 reader = tls.makefile("rb")
                 while not self.stopping.is_set():
                     if not self._exchange(tls, reader):
@@ -137,6 +142,9 @@ class HostileServer:
             return
         finally:
             raw.close()
+            if counted:
+                with self.lock:
+                    self.connections -= 1
 
     def _exchange(self, tls: ssl.SSLSocket, reader: Any) -> bool:
         """One request and its answer; False once the connection is to close."""
@@ -220,4 +228,4 @@ class HostileServer:
             write(sse + b"Connection: close\r\n\r\ndata: ")
             for _ in range(HUGE_LINE_BYTES // 16384):
                 write(b"x" * 16384)
-            time.sleep(FOREVER_SECONDS)
+            tls.recv(1)  # the line, never ended, stays open until the client closes the connection

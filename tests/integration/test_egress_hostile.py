@@ -1,7 +1,8 @@
 """The MCP client of the egress module (mcp_session) against the hostile server of tests/hostile_server.py, over
 real TLS: whatever the server does at initialize, tools/list or tools/call (a priming event with a 600 s `retry`
 then close, a trickle, endless comments, an endless chunked body, one huge line, a stalled TLS handshake), the
-exchange answers within its deadline and a second, with the precise egress error, and leaves no thread behind.
+exchange answers within its deadline and a second, with the precise egress error, closes its connections and
+leaves no thread behind.
 """
 
 from __future__ import annotations
@@ -45,6 +46,17 @@ def _egress_threads() -> set[int]:
     return {t.ident or 0 for t in threading.enumerate() if t.name.startswith("egress")}
 
 
+def _closed(hostile: HostileServer, behaviour: str) -> bool:
+    """The client closed its connections (the server sees it at its next write; a stalled handshake's thread
+    waits on, so it is not counted)."""
+    if behaviour == "slow_tls":
+        return True
+    end = time.monotonic() + 3
+    while hostile.connections and time.monotonic() < end:
+        time.sleep(0.05)
+    return hostile.connections == 0
+
+
 def _timed(call: object) -> tuple[float, EgressError]:
     before = _egress_threads()
     started = time.monotonic()
@@ -62,6 +74,7 @@ def test_a_hostile_list_answers_within_the_deadline(hostile: HostileServer, sett
     elapsed, error = _timed(lambda: mcp_session.list_tools(hostile.url(behaviour, method), "tok", settings))
     assert error.reason == EXPECTED[behaviour], (behaviour, method, error)
     assert elapsed < DEADLINE + SLACK, (behaviour, method, elapsed)
+    assert _closed(hostile, behaviour)
 
 
 @pytest.mark.parametrize("method", ["initialize", "call"])
@@ -76,6 +89,7 @@ def test_a_hostile_call_answers_within_the_deadline_and_says_whether_it_was_sent
                                                           {"text": "hi"}, ready=ready, sent=sent))
     assert error.reason == EXPECTED[behaviour], (behaviour, method, error)
     assert elapsed < DEADLINE + SLACK, (behaviour, method, elapsed)
+    assert _closed(hostile, behaviour)
     reached = hostile.methods["tools/call"] - before
     # a stalled handshake never opens the session: tools/call is never sent, whichever step was to misbehave
     assert sent.is_set() == (method == "call" and behaviour != "slow_tls") and reached <= int(sent.is_set())
