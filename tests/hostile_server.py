@@ -47,9 +47,10 @@ TOOLS = [{"name": "echo", "description": "Echo the text back.",
           "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}}]
 
 
-def url(behaviour: str, method: str) -> str:
+def url(behaviour: str, method: str, tag: str = "") -> str:
+    """`tag`, a last path segment the server ignores, makes an `armed_` path a test's own."""
     host = SLOW_TLS_NAME if behaviour == "slow_tls" else NAME
-    return f"https://{host}/{behaviour}/{method}"
+    return f"https://{host}/{behaviour}/{method}" + (f"/{tag}" if tag else "")
 
 
 def settings_env(address: str, ca_file: Path) -> dict[str, str]:
@@ -99,12 +100,12 @@ class HostileServer:
         with self.lock:
             return Counter(self._methods)
 
-    def url(self, behaviour: str, method: str) -> str:
-        return url(behaviour, method)
+    def url(self, behaviour: str, method: str, tag: str = "") -> str:
+        return url(behaviour, method, tag)
 
-    def arm(self, behaviour: str, method: str) -> None:
-        """`/<behaviour>/armed_<method>` misbehaves from now on (a slow_tls one stalls its handshakes again)."""
-        self.armed.add(f"/{behaviour}/armed_{method}")
+    def arm(self, behaviour: str, method: str, tag: str = "") -> None:
+        """`/<behaviour>/armed_<method>[/<tag>]` misbehaves from now on (and handshakes with `slowtls` stall)."""
+        self.armed.add(f"/{behaviour}/armed_{method}" + (f"/{tag}" if tag else ""))
         self.stall_tls = True
 
     def settings_env(self) -> dict[str, str]:

@@ -63,9 +63,9 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileServer]
     server.stop()
 
 
-def _endpoint_url(hostile: HostileServer, behaviour: str, phase: str) -> str:
+def _endpoint_url(hostile: HostileServer, behaviour: str, phase: str, tag: str) -> str:
     hostile.stall_tls = False  # registration lists the tools; the call meets the behaviour once armed
-    return hostile.url(behaviour, f"armed_{phase}")
+    return hostile.url(behaviour, f"armed_{phase}", tag)
 
 
 # ---------------------------------------------------------------- the service
@@ -109,8 +109,8 @@ def _call(deps: hosted.HostedDeps, user: str, endpoint_id: str, approval_id: str
 def test_a_hostile_call_fails_in_time_completed_audited_and_keeps_an_unsent_approval(
         world: tuple[hosted.HostedDeps, Counting], hostile: HostileServer, behaviour: str, phase: str) -> None:
     deps, counting = world
-    user, endpoint_id, approval_id = _approved_endpoint(deps, _endpoint_url(hostile, behaviour, phase))
-    hostile.arm(behaviour, phase)
+    user, endpoint_id, approval_id = _approved_endpoint(deps, _endpoint_url(hostile, behaviour, phase, "service"))
+    hostile.arm(behaviour, phase, "service")
     before = hostile.methods["tools/call"]
     counting.counts.clear()
     started = time.monotonic()
@@ -151,8 +151,8 @@ def test_a_hostile_list_fails_register_and_refresh_in_time(world: tuple[hosted.H
     assert time.monotonic() - started < DEADLINE + SLACK
     assert (registered.value.code, registered.value.details.get("reason")) == (code, reason)
     endpoint = hosted.register(deps, user, name="later", display_name="L",
-                               url=_endpoint_url(hostile, behaviour, "list"), token=None, now=now)
-    hostile.arm(behaviour, "list")
+                               url=_endpoint_url(hostile, behaviour, "list", "refresh"), token=None, now=now)
+    hostile.arm(behaviour, "list", "refresh")
     started = time.monotonic()
     with pytest.raises(DomainError) as refreshed:
         hosted.refresh(deps, user, endpoint.endpoint_id, now=datetime.now(UTC))
@@ -193,13 +193,14 @@ def test_the_call_route_answers_a_hostile_endpoint_in_time(hostile_stack: StackC
     user.ok("PATCH", "/rpc/skills/permissions", {"skillId": "hosted-workflows", "permissionCode": "hosted_workflow:invoke",
                                                  "scope": {"type": "user"}, "granted": True})
     endpoint = user.ok("POST", "/rpc/hosted-endpoints", {"name": "hostile", "displayName": "Hostile",
-                                                         "url": _endpoint_url(hostile, behaviour, phase)}, status=201)
+                                                         "url": _endpoint_url(hostile, behaviour, phase, "http")},
+                        status=201)
     endpoint_id = endpoint["endpointId"]
     user.ok("PATCH", f"/rpc/hosted-endpoints/{endpoint_id}",
             {"expectedVersion": endpoint["version"], "tools": [{"name": "echo", "requiresApproval": True}]})
     approval_id = _post_call(user, endpoint_id, None)[1]["error"]["details"]["approvalId"]
     user.ok("POST", f"/rpc/approvals/{approval_id}", {"decision": "approve"})
-    hostile.arm(behaviour, phase)
+    hostile.arm(behaviour, phase, "http")
     before = hostile.methods["tools/call"]
     started = time.monotonic()
     status, body = _post_call(user, endpoint_id, approval_id)
