@@ -17,6 +17,12 @@ of them alike:
 Added latency = proxied - direct, per percentile of each series (p50 and p95 of the same run). Target: at most
 10 ms added at p50 by the service. The DynamoDB requests are counted on the service's client (botocore's
 before-call), per call and by operation.
+
+Then the hostile-server timings (`hostile`): tests/hostile_server.py's server (real TLS, in this process) misbehaves
+at initialize, tools/list or tools/call (a priming event with a 600 s `retry` then close, a trickle, endless
+comments, an endless chunked body, one huge line, a stalled TLS handshake); each exchange through
+`egress.mcp_session` is timed against its deadline (HOSTILE_DEADLINE_SECONDS). Target: every one answers within
+the deadline + 1 s, with its precise reason.
 """
 
 from __future__ import annotations
@@ -42,6 +48,8 @@ from scripts.bench_common import (
 
 SECTION = "hosted"
 ADDED_P50_TARGET_MS = 10.0
+HOSTILE_DEADLINE_SECONDS = 2.0
+HOSTILE_SLACK_SECONDS = 1.0
 
 
 def _direct_call(url: str, context: ssl.SSLContext) -> Any:
@@ -191,7 +199,61 @@ def run(report: Report, dynamo: SharedDynamo, *, quick: bool, dynamodb_delay_ms:
                 "with any wait for a claim slower than the session's opening")
     report.line(f"  DynamoDB requests per proxied call: min {min(per_call)}, max {max(per_call)} "
                 f"({describe_operations([op.split('(')[0] for op in operations])}; last call: {', '.join(operations)})")
-    return {"series": series, "requests": per_call}
+    return {"series": series, "requests": per_call, "hostile": hostile(report, quick=quick)}
+
+
+def hostile(report: Report, *, quick: bool) -> dict[str, tuple[str, float]]:
+    """Each hostile behaviour at each step, timed against the exchange's deadline: {"behaviour/step": (reason,
+    seconds)}."""
+    import threading
+    from concurrent.futures import Future
+
+    import mcp.client.streamable_http  # noqa: F401  (a cold import is not the exchange's time: mcp_session does it first)
+
+    from skillcore.egress import mcp_session
+    from skillcore.egress.errors import EgressError
+    from skillcore.egress.settings import EgressSettings
+    from tests.hostile_server import BEHAVIOURS, HostileServer
+
+    deadline = HOSTILE_DEADLINE_SECONDS
+    steps = ("initialize", "call") if quick else ("initialize", "list", "call")
+    report.heading(f"Hosted. Hostile endpoints: each exchange against its {deadline:g} s deadline")
+    found: dict[str, tuple[str, float]] = {}
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-hostile-") as tmp:
+        server = HostileServer(Path(tmp)).start()
+        try:
+            settings = EgressSettings.from_env({**server.settings_env(), "SKILLS_LOCAL": "1",
+                                                "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS": str(deadline)})
+            go: Future[bool] = Future()
+            go.set_result(True)
+            for behaviour in BEHAVIOURS:
+                for step in steps:
+                    url = server.url(behaviour, step)
+                    sent = threading.Event()
+                    started = time.perf_counter()
+                    try:
+                        if step == "list":
+                            mcp_session.list_tools(url, None, settings)
+                        else:
+                            mcp_session.call_tool(url, None, settings, "echo", {"text": "x"}, ready=go, sent=sent)
+                        reason = "answered"
+                    except EgressError as error:
+                        reason = error.reason
+                    elapsed = time.perf_counter() - started
+                    found[f"{behaviour}/{step}"] = (reason, elapsed)
+                    rows.append((behaviour, step, reason, f"{elapsed:.2f}", f"{elapsed - deadline:+.2f}",
+                                 "-" if step == "list" else ("yes" if sent.is_set() else "no")))
+        finally:
+            server.stop()
+    report.table(["behaviour", "misbehaves at", "outcome", "seconds", "vs deadline", "tools/call sent"], rows)
+    worst = max(seconds for _, seconds in found.values())
+    met = worst <= deadline + HOSTILE_SLACK_SECONDS and all(r != "answered" for r, _ in found.values())
+    verdict = report.verdict(SECTION, "hostile endpoint: slowest answer (s)", f"{worst:.2f}",
+                             f"<= {deadline + HOSTILE_SLACK_SECONDS:g}", met)
+    report.line(f"  slowest answer to a hostile endpoint: {worst:.2f} s for a {deadline:g} s deadline: {verdict} "
+                "(timeout: 504 upstream_timeout; too_large: 502 upstream_error)")
+    return found
 
 
 class _ServerProcess:

@@ -23,6 +23,8 @@ Access patterns:
 - use: Update approved -> used, conditioned on `approved`, unexpired, the exact operation and the endpoint's
   binding (`endpointVersion`, `snapshotFingerprint`, as read by the call); composed into
   the call's own transaction by the caller, so an approval is used at most once.
+- release: Update used -> approved again, conditioned on `used` at the very time the use wrote; for a call
+  that failed before anything of it was sent (hosted/calls.py), composed into its completion's transaction.
 """
 
 from __future__ import annotations
@@ -191,5 +193,19 @@ def use_op(db: Db, user_id: str, approval_id_: str, operation: OperationRef, bin
             ":toolName": to_value(operation.tool_name), ":digest": to_value(operation.arguments_digest),
             ":endpointVersion": to_value(binding.endpoint_version),
             ":fingerprint": to_value(binding.snapshot_fingerprint),
+        },
+    }}
+
+
+def release_op(db: Db, user_id: str, approval_id_: str, used_at: datetime) -> dict[str, Any]:
+    """Undoes `use_op` of a call that sent nothing: approved again, if it is still the use made at `used_at`."""
+    return {"Update": {
+        "TableName": db.tables.approvals, "Key": key(pk=user_id, sk=approval_id_),
+        "UpdateExpression": "SET #status = :approved REMOVE #usedAt",
+        "ConditionExpression": f"{EXISTS} AND #status = :used AND #usedAt = :usedAt",
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#usedAt": "usedAt"},
+        "ExpressionAttributeValues": {
+            ":used": to_value(ApprovalStatus.USED.value), ":approved": to_value(ApprovalStatus.APPROVED.value),
+            ":usedAt": to_value(to_sort_time(used_at)),
         },
     }}

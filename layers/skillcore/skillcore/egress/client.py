@@ -25,7 +25,7 @@ from skillcore.egress.addresses import IPAddress
 from skillcore.egress.errors import UpstreamTimeout
 from skillcore.egress.resolver import FixedNames, Resolver, system_resolver
 from skillcore.egress.settings import EgressSettings
-from skillcore.egress.transport import DEADLINE_SECONDS, MAX_BODY_BYTES, Deadline, EgressTransport
+from skillcore.egress.transport import DEADLINE_SECONDS, MAX_BODY_BYTES, Deadline, EgressTransport, OnFailure
 from skillcore.egress.url_policy import Destination, check_url
 
 
@@ -76,14 +76,16 @@ def limits_of(settings: EgressSettings, limits: EgressLimits | None) -> EgressLi
 @asynccontextmanager
 async def open_client(url: object, settings: EgressSettings, *, resolver: Resolver | None = None,
                       limits: EgressLimits | None = None,
-                      deadline: Deadline | None = None) -> AsyncIterator[httpx2.AsyncClient]:
+                      deadline: Deadline | None = None,
+                      on_failure: OnFailure | None = None) -> AsyncIterator[httpx2.AsyncClient]:
     """`deadline`, when given, is the caller's own (started from `limits_of`), for it to bound its waits between
-    requests with the same clock."""
+    requests with the same clock. `on_failure` is told of every EgressError the transport raises, before it is
+    raised (a library between the caller and the transport may swallow it: egress/mcp_session.py)."""
     limits = limits_of(settings, limits)
     deadline = deadline or Deadline(limits.deadline_seconds)
     target = await check_destination(url, settings, resolver=resolver, deadline=deadline)
     transport = EgressTransport(target.destination, target.addresses, ssl_context=ssl_context(settings.local_ca_bundle),
-                                deadline=deadline, max_body=limits.max_body_bytes)
+                                deadline=deadline, max_body=limits.max_body_bytes, on_failure=on_failure)
     async with httpx2.AsyncClient(transport=transport, follow_redirects=False, trust_env=False,
                                   timeout=limits.deadline_seconds) as client:
         yield client

@@ -15,6 +15,12 @@
 - The answer body is streamed and counted before decoding; past `max_body` bytes reading stops
   (`ResponseTooLarge`). `Accept-Encoding: identity` is sent and a compressed answer refused, so the cap is
   the size of what the caller gets (no decompression bomb).
+- An event stream (`text/event-stream`) reaches the caller without its `retry` fields (`RetryFieldFilter`):
+  the MCP SDK sleeps the server's `retry` before it reconnects, outside every read, so a server could
+  otherwise park a call for as long as it likes; without the field the SDK waits its own default (1 s).
+- Every EgressError the transport raises is handed to `on_failure` first: the MCP SDK swallows some of them
+  (a failed event stream becomes a JSON-RPC error, or a reconnection), so its caller learns the real outcome
+  there (egress/mcp_session.py ends the exchange on it).
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import httpcore2
 import httpx2
 
 from skillcore.egress.addresses import IPAddress
-from skillcore.egress.errors import Refused, ResponseTooLarge, UpstreamError, UpstreamTimeout
+from skillcore.egress.errors import EgressError, Refused, ResponseTooLarge, UpstreamError, UpstreamTimeout
 from skillcore.egress.url_policy import Destination
 
 DEADLINE_SECONDS = 30.0
@@ -103,32 +109,104 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         await anyio.sleep(seconds)
 
 
+OnFailure = Callable[[EgressError], None]
+
+
+def _ignore(_error: EgressError) -> None:
+    pass
+
+
+_RETRY = b"retry:"
+
+
+def _line_end(data: bytes, start: int) -> int:
+    """The index of the first CR or LF at or after `start`, else len(data)."""
+    ends = [i for i in (data.find(b"\r", start), data.find(b"\n", start)) if i >= 0]
+    return min(ends) if ends else len(data)
+
+
+class RetryFieldFilter:
+    """An event stream's bytes without its `retry` field lines (line ends CR, LF or CRLF, as in the SSE
+    standard). Every other byte passes unchanged and at once, except the first few of a line that may still
+    turn out to be `retry:`."""
+
+    def __init__(self) -> None:
+        self._head = b""  # the current line's first bytes, held while it may be a retry field
+        self._mode = "start"  # "start": deciding; "pass": not a retry field; "drop": a retry field
+        self._skip_lf = False  # a dropped line ended with CR at the end of a chunk: an LF next is its own
+
+    def feed(self, data: bytes) -> bytes:
+        out: list[bytes] = []
+        i, n = 0, len(data)
+        if self._skip_lf and n:
+            self._skip_lf = False
+            i = 1 if data[:1] == b"\n" else 0
+        while i < n:
+            end = _line_end(data, i)
+            segment = data[i:end]
+            if self._mode == "start":
+                head = self._head + segment
+                self._head = b""
+                if head.startswith(_RETRY) or (end < n and head == _RETRY[:-1]):
+                    self._mode = "drop"
+                elif end == n and _RETRY.startswith(head):
+                    self._head = head  # undecided until more of the line comes
+                else:
+                    self._mode = "pass"
+                    out.append(head)
+            elif self._mode == "pass":
+                out.append(segment)
+            if end == n:
+                break
+            width = 2 if data[end:end + 2] == b"\r\n" else 1
+            if self._mode != "drop":
+                out.append(data[end:end + width])
+            elif width == 1 and end + 1 == n and data[end:end + 1] == b"\r":
+                self._skip_lf = True
+            self._mode = "start"
+            i = end + width
+        return b"".join(out)
+
+    def flush(self) -> bytes:
+        """What is held at the end of the stream (an unfinished line that is not a retry field)."""
+        head, self._head = self._head, b""
+        return head
+
+
 class CappedStream(httpx2.AsyncByteStream):
-    def __init__(self, stream: Any, deadline: Deadline, max_body: int) -> None:
+    def __init__(self, stream: Any, deadline: Deadline, max_body: int, *, event_stream: bool = False,
+                 on_failure: OnFailure = _ignore) -> None:
         self._stream = stream
         self._deadline = deadline
         self._max_body = max_body
+        self._filter = RetryFieldFilter() if event_stream else None
+        self._on_failure = on_failure
         self.received = 0
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         chunks = self._stream.__aiter__()
         while True:
             try:
-                with anyio.fail_after(self._deadline.remaining()):
-                    chunk = await chunks.__anext__()
-            except StopAsyncIteration:
-                return
-            except _HTTPCORE_ERRORS as error:
-                await self.aclose()
-                raise _map_error(error) from None
-            except UpstreamTimeout:
+                try:
+                    with anyio.fail_after(self._deadline.remaining()):
+                        chunk = await chunks.__anext__()
+                except StopAsyncIteration:
+                    break
+                except _HTTPCORE_ERRORS as error:
+                    raise _map_error(error) from None
+                self.received += len(chunk)
+                if self.received > self._max_body:
+                    raise ResponseTooLarge(self._max_body)
+            except EgressError as error:
+                self._on_failure(error)
                 await self.aclose()
                 raise
-            self.received += len(chunk)
-            if self.received > self._max_body:
-                await self.aclose()
-                raise ResponseTooLarge(self._max_body)
-            yield chunk
+            if self._filter is not None:
+                chunk = self._filter.feed(chunk)
+            if chunk:
+                yield chunk
+        if self._filter is not None and (rest := self._filter.flush()):
+            yield rest
 
     async def aclose(self) -> None:
         await self._stream.aclose()
@@ -136,10 +214,11 @@ class CappedStream(httpx2.AsyncByteStream):
 
 class EgressTransport(httpx2.AsyncBaseTransport):
     def __init__(self, destination: Destination, addresses: Sequence[IPAddress], *, ssl_context: ssl.SSLContext,
-                 deadline: Deadline, max_body: int = MAX_BODY_BYTES) -> None:
+                 deadline: Deadline, max_body: int = MAX_BODY_BYTES, on_failure: OnFailure | None = None) -> None:
         self.destination = destination
         self.deadline = deadline
         self.max_body = max_body
+        self.on_failure = on_failure or _ignore
         self.backend = PinnedBackend(destination.host, destination.port, addresses)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=ssl_context, max_connections=4, http1=True, http2=False, retries=0,
@@ -149,6 +228,13 @@ class EgressTransport(httpx2.AsyncBaseTransport):
         self._host_header = destination.host.encode("ascii") + port
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        try:
+            return await self._handle(request)
+        except EgressError as error:
+            self.on_failure(error)
+            raise
+
+    async def _handle(self, request: httpx2.Request) -> httpx2.Response:
         url = request.url
         if (url.scheme != "https" or url.raw_host.lower() != self.destination.host.encode("ascii")
                 or (url.port or 443) != self.destination.port):
@@ -180,10 +266,13 @@ class EgressTransport(httpx2.AsyncBaseTransport):
         if failure is not None:
             await response.aclose()
             raise failure
+        content_type = next((v for k, v in response.headers if k.lower() == b"content-type"), b"")
+        event_stream = content_type.partition(b";")[0].strip().lower() == b"text/event-stream"
         return httpx2.Response(
             status_code=response.status,
             headers=response.headers,
-            stream=CappedStream(response.stream, self.deadline, self.max_body),
+            stream=CappedStream(response.stream, self.deadline, self.max_body, event_stream=event_stream,
+                                on_failure=self.on_failure),
             extensions=response.extensions,
         )
 

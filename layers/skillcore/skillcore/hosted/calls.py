@@ -70,7 +70,8 @@ DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py 
   TransactWriteItems of the claim, the endpoint's ConditionCheck, the `allowed` audit and the approval's use
   when there is one, beside the session's opening; 1 BatchWriteItem of the completed record
   and the outcome's audit: once the claim's transaction holds the `allowed` event, the two need no transaction
-  of their own);
+  of their own; a call with an approval that failed before tools/call was sent writes them in 1
+  TransactWriteItems instead, with the approval's release);
 - a replay, or a clientCallId reused for another call (409 `idempotency_key_reused`, not audited): 1 (the
   BatchGetItem); refused at steps 1-2 first: 2, as any refusal there;
 - a refusal at steps 1-4: 2 (the BatchGetItem and the audit); `approval_required`: 3 (plus the ask; the
@@ -78,14 +79,21 @@ DynamoDB requests per call (counted by tests/stack/test_hosted_calls_service.py 
 Waiting for a concurrent identical call adds one GetItem per 0.1 s of waiting; a claim lost to a change of the
 endpoint adds a round (its BatchGetItem and TransactWriteItems, nothing sent).
 
-Left as they are, on purpose: an approval used by a call whose forwarding then failed stays used (the endpoint may
-have acted); a record whose caller died between the claim and the completion stays pending until its TTL, and
+The exchange with the endpoint (connection, TLS, initialize, tools/call, close) is bounded as a whole by the
+call's deadline (egress/mcp_session.py), whatever the endpoint does, so the record is always completed here:
+a failure is stored `done` with its 502/504, never left pending, and audited `failed` with its code. An
+approval used by the claim is given back (approved again) when the call failed before tools/call was sent
+(`sent`, set by the egress client just before it sends): nothing reached the endpoint.
+
+Left as they are, on purpose: an approval used by a call whose tools/call was sent and then failed stays used (the
+endpoint may have acted); a record whose caller died between the claim and the completion stays pending until its TTL, and
 its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so nothing is sent again under it).
 """
 
 from __future__ import annotations
 
 import contextvars
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -223,17 +231,20 @@ def _tool_of(endpoint: HostedEndpoint, tool_name: str) -> SnapshotTool:
 
 
 def _forward(deps: service.HostedDeps, secret: EndpointSecret, egress: EgressSettings, tool_name: str,
-             arguments: dict[str, Any], claim: _Claim) -> dict[str, Any] | None:
+             arguments: dict[str, Any], claim: _Claim, sent: threading.Event) -> dict[str, Any] | None:
     """tools/call on the endpoint, sent only once the claim committed: the official client opens its session
     while the claim is written and waits for it before tools/call. None when the claim was lost (nothing of
-    the call was sent). An injected `deps.call_tool` (tests) is the exchange alone: it is called after the claim."""
+    the call was sent). `sent` is set just before tools/call goes out. An injected `deps.call_tool` (tests) is the
+    exchange alone: it is called after the claim, as sent."""
     call_tool = deps.call_tool
     if call_tool is None:
         from skillcore.egress import mcp_session
 
-        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments, ready=claim.won)
+        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments, ready=claim.won,
+                                     sent=sent)
     if not claim.won.result():
         return None
+    sent.set()
     return call_tool(secret.url, secret.token, egress, tool_name, arguments)
 
 
@@ -440,8 +451,9 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
 
     started = time.monotonic()
     http_status, body, result = 200, {}, None
+    sent = threading.Event()
     try:
-        raw = _forward(deps, secret, egress, request.tool_name, request.arguments, claim)
+        raw = _forward(deps, secret, egress, request.tool_name, request.arguments, claim, sent)
         duration_ms = int((time.monotonic() - started) * 1000)
         if raw is not None:
             result = answer_of(raw, call_id, duration_ms)
@@ -468,8 +480,26 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
                          tool_error=result.is_error, event_id=outcome_id) if result is not None
              else audit.event(Decision.FAILED, target_id=call_id, reason=body["error"]["code"],
                               error_code=body["error"]["code"], duration_ms=duration_ms, event_id=outcome_id))
-    batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(db, record, http_status, body)],
-                   db.tables.audit: [audit_store.to_audit_item(event)]})
+    completed = call_store.completed_item(db, record, http_status, body)
+    if tool.requires_approval and request.approval_id is not None and not sent.is_set():
+        # the call failed before tools/call went out: its approval is given back, in the completion's own
+        # transaction (the same request count as the BatchWriteItem it replaces)
+        _complete_releasing(db, completed, event, approval_store.release_op(db, request.user_id, request.approval_id,
+                                                                             now))
+    else:
+        batch_put(db, {db.tables.hosted_endpoints: [completed], db.tables.audit: [audit_store.to_audit_item(event)]})
     if result is None:
         raise stored_error(http_status, body)
     return result
+
+
+def _complete_releasing(db: Db, completed: dict[str, Any], event: AuditEvent, release: dict[str, Any]) -> None:
+    """The completion and the outcome's audit with the approval's release, one transaction; a release whose
+    condition fails (the approval is no longer this call's use) leaves it as it is, and the completion is written
+    alone."""
+    ops = [Op("call", {"Put": {"TableName": db.tables.hosted_endpoints, "Item": completed}}),
+           Op("audit", audit_store.put_audit_op(db, event)), Op("approval", release)]
+    try:
+        transact(db, ops)
+    except TransactionFailed:
+        transact(db, ops[:2])
