@@ -10,6 +10,8 @@ import subprocess
 import sys
 import tempfile
 
+import pytest
+
 from tests.support import ROOT
 
 
@@ -78,3 +80,11 @@ def test_rpc_defines_no_request_models_of_groups_it_does_not_serve() -> None:
     modules = handler_modules("RpcFunction")
     assert loaded(modules, "skillcore.api.requests.chat", "skillcore.api.requests.hosted",
                   "skillcore.api.requests.approvals", "skillcore.executor", "skillcore.egress") == []
+
+
+@pytest.mark.parametrize("logical_id", ["RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction",
+                                        "HostedFunction"])
+def test_no_function_imports_boto3(logical_id: str) -> None:
+    # Their clients are botocore's (skillcore/db/aws.py): boto3's import (its session, resources, s3transfer,
+    # multiprocessing) was 10-15 ms of every cold start.
+    assert loaded(handler_modules(logical_id), "boto3", "s3transfer", "multiprocessing") == []
