@@ -7,7 +7,6 @@ from msgspec import Struct
 from skillcore import VERSION
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes
-from skillcore.api.limits import LIMITS
 from skillcore.api.requests import Paging
 from skillcore.api.requests.core import (
     ConversationQuery,
@@ -19,6 +18,7 @@ from skillcore.api.requests.core import (
 )
 from skillcore.api.views import Page
 from skillcore.api.views import core as views
+from skillcore.api.views.core import Limits
 from skillcore.clock import Clock
 from skillcore.conversations import agent_store, agents, conversation_store, profile
 from skillcore.conversations.profile import ProfileDeps
@@ -31,6 +31,14 @@ class CoreDeps(Struct, frozen=True):
     db: Db
     clock: Clock
     profile: ProfileDeps
+
+
+def limits() -> Limits:
+    """The server's limits, imported by the first profile answer: they are read from every group's request models
+    (the chat and hosted ones too), which RpcFunction's cold start otherwise does not define."""
+    from skillcore.api.limits import LIMITS
+
+    return LIMITS
 
 
 def register(routes: Routes, deps: CoreDeps) -> None:
@@ -47,13 +55,13 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         result = profile.put_profile(
             deps.profile, caller.user_id, timezone=body.timezone, display_name=body.display_name, now=deps.clock()
         )
-        return views.profile(result, LIMITS)
+        return views.profile(result, limits())
 
     @routes.route("GET", "/rpc/me", response=views.Profile, errors=(e.NotFound,))
     def get_me(caller: Caller) -> views.Profile:
         """The caller's profile, with the server's limits (`limits`: the lengths and counts the API validates with,
         for a client to show and enforce); 404 before the first PUT."""
-        return views.profile(profile.get_profile(deps.db, caller.user_id), LIMITS)
+        return views.profile(profile.get_profile(deps.db, caller.user_id), limits())
 
     @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
                   errors=(e.ConcurrentUpdate,))

@@ -6,10 +6,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any
 
-from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
-
-_serializer = TypeSerializer()
-_deserializer = TypeDeserializer()
+from skillcore.db.attribute_values import deserialize, serialize
 
 
 def _to_dynamo(value: Any) -> Any:
@@ -36,14 +33,14 @@ def _from_dynamo(value: Any) -> Any:
 
 def to_item(data: dict[str, Any]) -> dict[str, Any]:
     """Serialises a dict; None values are dropped (absent attribute, which keeps sparse indexes sparse)."""
-    return {k: _serializer.serialize(_to_dynamo(v)) for k, v in data.items() if v is not None}
+    return {k: serialize(_to_dynamo(v)) for k, v in data.items() if v is not None}
 
 
 def to_value(value: Any) -> dict[str, Any]:
-    return _serializer.serialize(_to_dynamo(value))
+    return serialize(_to_dynamo(value))
 
 
 def from_item(item: dict[str, Any] | None) -> dict[str, Any] | None:
     if item is None:
         return None
-    return {k: _from_dynamo(_deserializer.deserialize(v)) for k, v in item.items()}
+    return {k: _from_dynamo(deserialize(v)) for k, v in item.items()}

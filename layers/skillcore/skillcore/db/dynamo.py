@@ -135,15 +135,17 @@ class StoreTimeouts(Struct, frozen=True):
 def make_client(settings: Settings, time_left: Callable[[], float | None] | None = None) -> Any:
     """The DynamoDB client; `time_left` (seconds the invocation has left, None outside one) bounds each
     attempt as StoreTimeouts says. Without it only the timeouts and attempts bound a call (scripts, the worker)."""
-    import boto3  # imported here so modules that only describe items stay cheap to import
+    # imported here so modules that only describe items stay cheap to import
     from botocore.config import Config
+
+    from skillcore.db.aws import client as aws_client
 
     timeouts = StoreTimeouts.of(settings)
     # A worker's items run on several threads at once, sharing this (thread-safe) client: a connection each.
     config = Config(retries={"mode": "standard", "total_max_attempts": timeouts.attempts},
                     connect_timeout=timeouts.connect_s, read_timeout=timeouts.read_s,
                     max_pool_connections=max(10, 2 * settings.worker_concurrency))
-    client = boto3.client(
+    client = aws_client(
         "dynamodb", region_name=settings.region, endpoint_url=settings.dynamodb_endpoint, config=config
     )
     if time_left is not None:

@@ -1,6 +1,7 @@
 """The KMS key of hosted endpoint secrets (hosted/secrets.py `KeyPort`): GenerateDataKey and Decrypt with the
 template's `HostedSecretsKey`, the encryption context binding each data key to its owner and endpoint. Here
-because boto3 stays in db/ (tests/unit/test_import_boundaries.py)."""
+because botocore stays in db/ and the named adapters (tests/unit/test_import_boundaries.py); the client is
+made by db/aws.py."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any
 class KmsKeys:
     def __init__(self, key_id: str, region: str, client: Any = None) -> None:
         if client is None:
-            import boto3
+            from skillcore.db.aws import client as aws_client
 
-            client = boto3.client("kms", region_name=region)
+            client = aws_client("kms", region_name=region)
         self.key_id = key_id
         self.client = client
 

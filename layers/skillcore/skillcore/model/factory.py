@@ -1,6 +1,6 @@
 """The ChatModel named by the settings.
 
-boto3 and the Bedrock adapter are imported only when Bedrock is chosen: importing boto3 costs a cold
+botocore and the Bedrock adapter are imported only when Bedrock is chosen: importing botocore costs a cold
 start a noticeable share of its budget, and the offline model never needs it.
 """
 
@@ -36,9 +36,9 @@ def make_model(
 
 
 def _bedrock_model(settings: Settings, *, read_timeout: float) -> ChatModel:
-    import boto3
     from botocore.config import Config
 
+    from skillcore.db.aws import client as aws_client
     from skillcore.model.bedrock import BedrockModel
 
     config = Config(
@@ -48,7 +48,7 @@ def _bedrock_model(settings: Settings, *, read_timeout: float) -> ChatModel:
         # retries from piling onto a service that is already failing.
         retries={"mode": "standard", "total_max_attempts": TOTAL_MAX_ATTEMPTS},
     )
-    client = boto3.client(
+    client = aws_client(
         "bedrock-runtime", region_name=settings.bedrock_region or settings.region, config=config
     )
     return BedrockModel(client, model_id=settings.bedrock_model_id, max_tokens=settings.bedrock_max_tokens)

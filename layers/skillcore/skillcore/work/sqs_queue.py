@@ -125,8 +125,9 @@ def batches(bodies: Sequence[str]) -> list[list[dict[str, str]]]:
 def make_work_queue(url: str, region: str) -> WorkQueue:
     if url.startswith(LOCAL_SCHEME):
         return _LocalRef(url)
-    import boto3  # imported here: the worker, which only sends continuations, pays for it on first use
     from botocore.config import Config
 
+    from skillcore.db.aws import client
+
     config = Config(retries={"mode": "standard", "max_attempts": 4}, connect_timeout=2, read_timeout=5)
-    return SqsWorkQueue(boto3.client("sqs", region_name=region, config=config), url)
+    return SqsWorkQueue(client("sqs", region_name=region, config=config), url)
