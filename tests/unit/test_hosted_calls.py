@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 from skillcore.hosted.call_answer import MAX_CONTENT_BYTES, answer_of
-from skillcore.hosted.calls import argument_errors
+from skillcore.hosted.call_refusals import argument_errors
 
 
 def test_the_answer_joins_the_text_items_and_keeps_small_structured_content() -> None:

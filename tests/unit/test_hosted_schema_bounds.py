@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from scripts import bench_validation
 from skillcore.errors import RuleViolation
 from skillcore.hosted import schema_bounds, snapshot
-from skillcore.hosted.calls import argument_errors
+from skillcore.hosted.call_refusals import argument_errors
 
 NOW = datetime(2026, 12, 4, tzinfo=UTC)
 

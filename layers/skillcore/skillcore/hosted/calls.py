@@ -92,11 +92,9 @@ its clientCallId answers 504 `upstream_timeout` (the outcome is unknown, so noth
 
 from __future__ import annotations
 
-import contextvars
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -111,77 +109,37 @@ from skillcore.db.dynamo import Db, batch_put
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.errors import EgressError
-from skillcore.egress.settings import EgressSettings
 from skillcore.errors import (
     ConcurrentUpdate,
     DomainError,
     FieldError,
-    IdempotencyKeyReused,
     PermissionRequired,
     SkillDisabled,
-    UpstreamTimeout,
-    ValidationFailed,
 )
-from skillcore.hosted import call_store, endpoint_store, schema_bounds, service
-from skillcore.hosted.call_answer import CallResult, answer_of, envelope, replay, stored_error
+from skillcore.hosted import call_store, endpoint_store, service
+from skillcore.hosted.call_answer import CallResult, answer_of, envelope, stored_error
+from skillcore.hosted.call_claim import Claim, answer_recorded, forward
+from skillcore.hosted.call_refusals import (
+    MAX_VALIDATION_ERRORS,
+    approval_required,
+    argument_errors,
+    endpoint_disabled,
+    tool_drifted,
+    validation_failed,
+)
 from skillcore.hosted.call_state import CallState, read_call_state
-from skillcore.hosted.errors import ApprovalRequired, EndpointDisabled, ToolDrifted
-from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
+from skillcore.hosted.models import EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
 from skillcore.policy.grants import GrantScope
 
-MAX_VALIDATION_ERRORS = 20
 # How often a call whose claim lost to a change of the endpoint (its ConditionCheck) is read and checked again
 # before it answers 409 `concurrent_update` (each round sends nothing).
 CLAIM_ROUNDS = 3
-WAIT_POLL_SECONDS = 0.1
-WAIT_SLACK_SECONDS = 5.0
-
-# Claims run here, beside the session's opening (one per call; the local stack's concurrent requests share it).
-_BESIDE = ThreadPoolExecutor(max_workers=4, thread_name_prefix="hosted-call")
 
 CallTool = Callable[[str, str | None, Any, str, dict[str, Any]], dict[str, Any]]
-
-
-# ---------------------------------------------------------------- refusals
-
-
-def endpoint_disabled() -> EndpointDisabled:
-    return EndpointDisabled()
-
-
-def tool_drifted(name: str, reason: str) -> ToolDrifted:
-    return ToolDrifted({"toolName": name, "reason": reason})
-
-
-def approval_required(approval_id: str) -> ApprovalRequired:
-    return ApprovalRequired({"approvalId": approval_id})
-
-
-def validation_failed(errors: list[FieldError]) -> ValidationFailed:
-    return ValidationFailed("the arguments do not match the tool's input schema", errors)
-
-
-def key_reused() -> IdempotencyKeyReused:
-    return IdempotencyKeyReused("this clientCallId was already used for another call (another tool or other "
-                                "arguments); use a new clientCallId")
-
-
-def call_in_progress() -> UpstreamTimeout:
-    return UpstreamTimeout("an identical call is still waiting for the endpoint")
-
-
-def argument_errors(schema: dict[str, Any], arguments: dict[str, Any]) -> list[FieldError]:
-    """Each violation as its JSON path and keyword, never a value; bounded (hosted/schema_bounds.py): a schema
-    pinned under older rules that is now outside the bounds is refused (`snapshot_invalid`), never run."""
-    try:
-        schema_bounds.check(schema)
-    except schema_bounds.SchemaRefused as refused:
-        raise schema_bounds.schema_refused(refused, None) from None
-    return schema_bounds.validation_errors(schema, arguments)
 
 
 # ---------------------------------------------------------------- audit
@@ -228,69 +186,6 @@ def _tool_of(endpoint: HostedEndpoint, tool_name: str) -> SnapshotTool:
     if not tool.enabled:
         raise tool_drifted(tool_name, "disabled")
     return tool
-
-
-def _forward(deps: service.HostedDeps, secret: EndpointSecret, egress: EgressSettings, tool_name: str,
-             arguments: dict[str, Any], claim: _Claim, sent: threading.Event) -> dict[str, Any] | None:
-    """tools/call on the endpoint, sent only once the claim committed: the official client opens its session
-    while the claim is written and waits for it before tools/call. None when the claim was lost (nothing of
-    the call was sent). `sent` is set just before tools/call goes out. An injected `deps.call_tool` (tests) is the
-    exchange alone: it is called after the claim, as sent."""
-    call_tool = deps.call_tool
-    if call_tool is None:
-        from skillcore.egress import mcp_session
-
-        return mcp_session.call_tool(secret.url, secret.token, egress, tool_name, arguments, ready=claim.won,
-                                     sent=sent)
-    if not claim.won.result():
-        return None
-    sent.set()
-    return call_tool(secret.url, secret.token, egress, tool_name, arguments)
-
-
-class _Claim:
-    """The call record's claim (with the call's `allowed` audit, and the approval's use when there is one),
-    committed on a worker thread beside the session's opening. `won` resolves True once committed, False when a
-    condition failed or the write did (then `lost` holds why); it never raises."""
-
-    def __init__(self, db: Db, ops: list[Op]) -> None:
-        self.lost: Exception | None = None
-        # In a copy of this context: the commit's store attempts keep the invocation's deadline (invocation.py).
-        self.won: Future[bool] = _BESIDE.submit(contextvars.copy_context().run, self._commit, db, ops)
-
-    def _commit(self, db: Db, ops: list[Op]) -> bool:
-        try:
-            transact(db, ops)
-        except Exception as error:  # noqa: BLE001  (handed to the calling thread, which decides: calls.call)
-            self.lost = error
-            return False
-        return True
-
-
-def _answer_recorded(deps: service.HostedDeps, record: call_store.CallRecord, tool_name: str, digest: str,
-                     now: datetime) -> CallResult:
-    """The answer for a clientCallId that already has its record: 409 `idempotency_key_reused` for another tool or
-    other arguments (nothing called, the first answer not shown); else the stored answer, or the wait for it."""
-    if not record.same_request(tool_name, digest):
-        raise key_reused()
-    if record.done:
-        return replay(record)
-    if (now - record.claimed_at).total_seconds() > deps.egress.deadline_seconds + WAIT_SLACK_SECONDS:
-        raise call_in_progress()  # its caller stopped before answering (a crashed invocation): outcome unknown
-    return _wait_for(deps, record, tool_name, digest)
-
-
-def _wait_for(deps: service.HostedDeps, held: call_store.CallRecord, tool_name: str, digest: str) -> CallResult:
-    """A concurrent identical call holds the record: wait for its answer (its deadline, and some slack)."""
-    end = time.monotonic() + deps.egress.deadline_seconds + WAIT_SLACK_SECONDS
-    while time.monotonic() < end:
-        record = call_store.get_call(deps.db, held.user_id, held.endpoint_id, held.client_call_id)
-        if record is not None and not record.same_request(tool_name, digest):
-            raise key_reused()
-        if record is not None and record.done:
-            return replay(record)
-        time.sleep(WAIT_POLL_SECONDS)
-    raise call_in_progress()
 
 
 class _Request(Struct, frozen=True, kw_only=True):
@@ -360,7 +255,7 @@ def _checked_call(request: _Request) -> CallResult:
     audit = _granted(request, state)  # 1. the grant (and the skill's switch)
     endpoint = _active_endpoint(state, audit)  # 2. the endpoint
     if state.record is not None:  # this clientCallId was used: the same call's answer, or 409 for another call
-        return _answer_recorded(deps, state.record, request.tool_name, request.operation.arguments_digest,
+        return answer_recorded(deps, state.record, request.tool_name, request.operation.arguments_digest,
                                 request.now)
     tool = _checked_tool(request, endpoint, audit)  # 3. the tool; 4. the arguments
     reason = _approved(request, state, endpoint, tool, audit)  # 5. the approval
@@ -447,13 +342,13 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
     if tool.requires_approval and request.approval_id is not None:
         ops.append(Op("approval", approval_store.use_op(db, request.user_id, request.approval_id, request.operation,
                                                         binding_of(endpoint), now)))
-    claim = _Claim(db, ops)
+    claim = Claim(db, ops)
 
     started = time.monotonic()
     http_status, body, result = 200, {}, None
     sent = threading.Event()
     try:
-        raw = _forward(deps, secret, egress, request.tool_name, request.arguments, claim, sent)
+        raw = forward(deps, secret, egress, request.tool_name, request.arguments, claim, sent)
         duration_ms = int((time.monotonic() - started) * 1000)
         if raw is not None:
             result = answer_of(raw, call_id, duration_ms)
@@ -467,7 +362,7 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
         lost = claim.lost
         other = call_store.lost_call(lost, db, record) if isinstance(lost, TransactionFailed) else None
         if other is not None:  # a call under the same clientCallId claimed it first
-            return _answer_recorded(deps, other, request.tool_name, request.operation.arguments_digest, now)
+            return answer_recorded(deps, other, request.tool_name, request.operation.arguments_digest, now)
         if isinstance(lost, TransactionFailed) and lost.failed("endpoint") is not None:
             raise _EndpointChanged  # call() reads and checks again: the refusal the endpoint now deserves
         if isinstance(lost, TransactionFailed) and lost.failed("approval") is not None:
