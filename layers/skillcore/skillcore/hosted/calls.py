@@ -120,6 +120,7 @@ from skillcore.hosted.call_state import CallState, read_call_state
 from skillcore.hosted.errors import ApprovalRequired, EndpointDisabled, ToolDrifted
 from skillcore.hosted.models import EndpointSecret, EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
+from skillcore.observability import hosted_call
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
@@ -205,6 +206,7 @@ class _Audit(Struct, frozen=True, kw_only=True):
         """Writes the refusal's audit (1 PutItem) and hands the error back to be raised."""
         audit_store.put_audit(self.deps.db, self.event(Decision.DENIED, target_id=self.endpoint_id,
                                                        reason=error.code, error_code=error.code))
+        hosted_call(Decision.DENIED.value, error.code)
         return error
 
 
@@ -470,6 +472,7 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
                               error_code=body["error"]["code"], duration_ms=duration_ms, event_id=outcome_id))
     batch_put(db, {db.tables.hosted_endpoints: [call_store.completed_item(db, record, http_status, body)],
                    db.tables.audit: [audit_store.to_audit_item(event)]})
+    hosted_call(event.decision.value, event.reason or event.decision.value)
     if result is None:
         raise stored_error(http_status, body)
     return result
