@@ -101,7 +101,7 @@ function Filters({ applied, onApply }) {
       ${DECISIONS.map((code) => option(code, translated("activity.decision", code)))}
     </select>
     <label for="audit-endpointId">${t("activity.endpoint")}</label>
-    <input type="text" maxlength="128" autocomplete="off" ...${field("endpointId")} />
+    <input type="text" autocomplete="off" ...${field("endpointId")} />
     <label for="audit-from">${t("activity.from")}</label>
     <input type="datetime-local" ...${field("from")} />
     <label for="audit-to">${t("activity.to")}</label>
