@@ -41,15 +41,18 @@ class AuditQuery(Paging):
     """The audit's filters (docs/contract.md "Audit and runs"): each one given narrows the list; `from` is
     inclusive and `to` exclusive, both times with an offset."""
 
-    skill_id: str | None = Field(default=None, alias="skillId", min_length=1, max_length=128, pattern=_AUDIT_CODE)
+    skill_id: str | None = Field(default=None, alias="skillId", min_length=1, max_length=128, pattern=_AUDIT_CODE,
+                                 description="The event's skillId, exactly.")
     action: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[a-z_]+(\.[a-z_]+)*\.?$",
                                description='An action (`tool.execute`) or a family: a prefix ending in "." '
                                            "(`hosted_endpoint.`).")
-    decision: Decision | None = None
+    decision: Decision | None = Field(default=None, description="The outcome.")
     endpoint_id: str | None = Field(default=None, alias="endpointId", min_length=1, max_length=128,
-                                    pattern=_AUDIT_CODE)
-    since: AwareDatetime | None = Field(default=None, alias="from")
-    until: AwareDatetime | None = Field(default=None, alias="to")
+                                    pattern=_AUDIT_CODE, description="A hosted endpoint's events (metadata.endpointId).")
+    since: AwareDatetime | None = Field(default=None, alias="from",
+                                        description="Inclusive; a time with an offset (a naive time is 422).")
+    until: AwareDatetime | None = Field(default=None, alias="to",
+                                        description="Exclusive, after `from`; a time with an offset.")
 
     @field_validator("action")
     @classmethod
