@@ -158,3 +158,10 @@ def test_bad_filter_values_are_422_with_their_field(stack: StackClient, query: d
     status, body = caller.call("GET", f"{PATH}?{urlencode(query)}")
     assert status == 422 and body["error"]["code"] == "validation_error", body
     assert [e["path"] for e in body["error"]["details"]["errors"]] == [path]
+
+
+def test_a_cursor_outside_the_range_is_422_on_cursor(owner: tuple[Caller, list[AuditEvent]]) -> None:
+    caller, _ = owner
+    cursor = caller.ok("GET", f"{PATH}?limit=2")["nextCursor"]  # at the newest events (08:34)
+    status, body = caller.call("GET", f"{PATH}?{urlencode({'cursor': cursor, 'to': '2026-11-01T08:10:00Z'})}")
+    assert status == 422 and [e["path"] for e in body["error"]["details"]["errors"]] == ["cursor"], body
