@@ -181,6 +181,18 @@ class Grants:
         mine = [e for e in self.audit if e.user_id == user_id]
         return page(mine, user_id, lambda e: e.event_id, limit=limit, cursor=cursor, newest_first=True)
 
+    def query_audit(self, db: Db, user_id: str, f: audit_store.AuditFilter, *, limit: int,
+                    cursor: str | None) -> tuple[list[AuditEvent], str | None]:
+        """The filters' semantics (the store's: an action family is a prefix ending in "."), in one read."""
+        def kept(e: AuditEvent) -> bool:
+            action = f.action is None or (e.action.startswith(f.action) if f.action.endswith(".")
+                                          else e.action == f.action)
+            return (e.user_id == user_id and action and f.skill_id in (None, e.skill_id)
+                    and f.decision in (None, e.decision) and f.endpoint_id in (None, e.metadata.endpoint_id)
+                    and (f.since is None or e.at >= f.since) and (f.until is None or e.at < f.until))
+        mine = [e for e in self.audit if kept(e)]
+        return page(mine, user_id, lambda e: e.event_id, limit=limit, cursor=cursor, newest_first=True)
+
 
 class Stores:
     """The fakes, installed on the store modules for one test. Seed with `agent()`, read back through the
@@ -194,7 +206,7 @@ class Stores:
         memory_store: ("memories", ("list_memories", "list_active_agent_memories", "put_memory", "get_memory",
                                     "forget_memory")),
         grant_store: ("grants", ("list_grants", "all_grants", "set_grant")),
-        audit_store: ("grants", ("put_audit", "list_audit")),
+        audit_store: ("grants", ("put_audit", "list_audit", "query_audit")),
     }
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:

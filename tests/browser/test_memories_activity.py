@@ -152,8 +152,9 @@ def test_the_activity_section_lists_the_grant_the_run_and_the_evaluation_summary
 
     grant = page.get_by_test_id("audit").locator("tr[data-action='permission.grant']")
     expect(grant).to_have_count(1)
-    expect(grant).to_contain_text("memory-recall")
+    expect(grant).to_contain_text("记忆检索")  # the skill's name, where the page has one
     expect(grant).to_contain_text("授予权限")
+    expect(grant.get_by_test_id("decided-by")).to_have_text("决定者：本人")
     expect(grant).to_contain_text("用户")
     runs = page.get_by_test_id("runs").locator("tbody tr")
     expect(runs).to_have_count(1)

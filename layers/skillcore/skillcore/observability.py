@@ -35,6 +35,8 @@ logger = Logger(service="skillcore")
 CHAT_TURN = "ChatTurn"                # kind (workflow, tool, prompt, plain), outcome (succeeded, denied,
                                       # degraded, failed)
 TOOL_CALL = "ToolCall"                # outcome (succeeded, denied, failed, timed_out), reason
+HOSTED_CALL = "HostedCall"            # outcome (succeeded, denied, failed), reason: a hosted endpoint's call,
+                                      # counted where its audit event is written
 BACKGROUND_JOB = "BackgroundJob"      # outcome (succeeded, retried, failed, recovered), reason
 AUTOMATION_RUN = "AutomationRun"      # outcome (succeeded, failed, skipped), reason
 MODEL_DEGRADED = "ModelDegraded"      # reason (the model error code: throttled, timeout, ...)
@@ -117,6 +119,12 @@ def tool_call(status: str, reason: str | None) -> None:
     reason (allowed, no_permission_needed, grant_missing, ...); a failure by timeout is its own outcome."""
     outcome = "timed_out" if reason == "timeout" else status
     _events.count(TOOL_CALL, outcome=outcome, reason=reason or status)
+
+
+def hosted_call(outcome: str, reason: str) -> None:
+    """A hosted endpoint's call refused (denied, with the refusal's code) or sent and ended (succeeded, or
+    failed with the error's code), as its audit event says."""
+    _events.count(HOSTED_CALL, outcome=outcome, reason=reason)
 
 
 def background_job(outcome: str, reason: str) -> None:

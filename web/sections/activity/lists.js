@@ -1,26 +1,11 @@
-// The runs and audit events, newest first, a page at a time.
+// The runs and the audit trail (audit.js), newest first, a page at a time.
 import { get } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad } from "../../lib/ui.js";
+import { Audit, translated } from "./audit.js";
 
 const PAGE_SIZE = 20;
-const ACTIONS = [
-  "permission.grant",
-  "permission.revoke",
-  "tool.execute",
-  "background.create",
-  "background.execute",
-  "background.cancel",
-  "automation.execute",
-];
-
-// A known code translated, anything else shown as it is (a new action must never show a blank).
-function translated(prefix, code) {
-  const key = `${prefix}.${code}`;
-  const text = t(key);
-  return text === key ? code : text;
-}
 
 // A newest-first list read a page at a time: the first page on open, the next on "load more".
 function usePaged(path) {
@@ -88,56 +73,14 @@ function Runs({ paged, zone }) {
   <//>`;
 }
 
-function scopeOf(scope) {
-  if (!scope) return t("activity.none");
-  if (scope.type === "agent") return t("activity.scope.agent", { id: scope.agentId });
-  return translated("activity.scope", scope.type);
-}
-
-function Audit({ paged, zone }) {
-  return html`<${Loaded} state=${paged.state}>
-    ${(page) =>
-      page.items.length === 0
-        ? html`<${Empty} text=${t("activity.auditEmpty")} />`
-        : html`<div class="table-wrap">
-              <table aria-label=${t("activity.auditTable")} data-testid="audit">
-                <thead>
-                  <tr>
-                    <th scope="col">${t("activity.col.time")}</th>
-                    <th scope="col">${t("activity.col.skill")}</th>
-                    <th scope="col">${t("activity.col.action")}</th>
-                    <th scope="col">${t("activity.col.decision")}</th>
-                    <th scope="col">${t("activity.col.scope")}</th>
-                    <th scope="col">${t("activity.col.reason")}</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  ${page.items.map(
-                    (event) => html`<tr key=${event.eventId} data-event=${event.eventId} data-action=${event.action}>
-                      <td>${formatTime(event.at, zone)}</td>
-                      <td>${skillOf(event)}</td>
-                      <td>${ACTIONS.includes(event.action) ? t(`activity.action.${event.action}`) : html`<code>${event.action}</code>`}</td>
-                      <td class=${`status status-${event.decision}`}>${translated("activity.decision", event.decision)}</td>
-                      <td>${scopeOf(event.scope)}</td>
-                      <td>${event.reason ? html`<code>${event.reason}</code>` : t("activity.none")}</td>
-                    </tr>`,
-                  )}
-                </tbody>
-              </table>
-            </div>
-            <${MoreButton} paged=${paged} label=${`${t("activity.more")}: ${t("activity.audit")}`} />`}
-  <//>`;
-}
-
 // Both lists; remounted by "refresh", so each starts again from its first page (newest first).
 export function Lists({ zone, onRefresh }) {
   const runs = usePaged("/skills/runs");
-  const audit = usePaged("/skills/audit-events");
   return html`<div class="row">
       <button type="button" class="quiet" onClick=${onRefresh}>${t("activity.refresh")}</button>
     </div>
     <h2 id="activity-runs">${t("activity.runs")}</h2>
     <${Runs} paged=${runs} zone=${zone} />
     <h2 id="activity-audit">${t("activity.audit")}</h2>
-    <${Audit} paged=${audit} zone=${zone} />`;
+    <${Audit} zone=${zone} />`;
 }

@@ -7,7 +7,7 @@ from msgspec import Struct
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes, require_person
 from skillcore.api.requests import Paging
-from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, PatchPermission, PatchSkill
+from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, AuditQuery, PatchPermission, PatchSkill
 from skillcore.api.views import Page
 from skillcore.api.views import chat as run_views
 from skillcore.api.views import skills as views
@@ -67,18 +67,23 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         )
         return views.grant(grant)
 
-    @routes.route("GET", "/rpc/skills/audit-events", query=Paging, response=Page[views.AuditEvent])
-    def list_audit_events(caller: Caller, query: Paging) -> Page[views.AuditEvent]:
-        """The caller's audit events, newest first."""
-        items, cursor = audit_store.list_audit(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
+    def audit_page(user_id: str, query: AuditQuery) -> Page[views.AuditEvent]:
+        wanted = audit_store.AuditFilter(skill_id=query.skill_id, action=query.action, decision=query.decision,
+                                         endpoint_id=query.endpoint_id, since=query.since, until=query.until)
+        items, cursor = audit_store.query_audit(deps.db, user_id, wanted, limit=query.limit, cursor=query.cursor)
         return Page(items=[views.audit_event(a) for a in items], next_cursor=cursor)
+
+    @routes.route("GET", "/rpc/skills/audit-events", query=AuditQuery, response=Page[views.AuditEvent])
+    def list_audit_events(caller: Caller, query: AuditQuery) -> Page[views.AuditEvent]:
+        """The caller's audit events, newest first, filtered by skill, action, outcome, endpoint and time range.
+        A filtered page may hold fewer than `limit` events (even none) and still a `nextCursor`: follow it."""
+        return audit_page(caller.user_id, query)
 
     @routes.route("GET", "/rpc/admin/audit-events", query=AdminAuditQuery, response=Page[views.AuditEvent],
                   admin=True)
     def admin_list_audit_events(_: Caller, query: AdminAuditQuery) -> Page[views.AuditEvent]:
-        """Operator: one user's audit events."""
-        items, cursor = audit_store.list_audit(deps.db, query.user_id, limit=query.limit, cursor=query.cursor)
-        return Page(items=[views.audit_event(a) for a in items], next_cursor=cursor)
+        """Operator: one user's audit events, with the same filters."""
+        return audit_page(query.user_id, query)
 
     # The static /rpc/skills/* routes win over this parameter route (the router sorts them first).
     @routes.route("PATCH", "/rpc/skills/<skillId>", body=PatchSkill, response=views.CatalogItem,

@@ -11,12 +11,15 @@ from datetime import datetime
 from typing import Any
 
 from skillcore.db.dynamo import Db
+from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.egress.settings import EgressSettings
 from skillcore.hosted import call_store, service
 from skillcore.hosted.call_answer import CallResult, replay
 from skillcore.hosted.call_refusals import call_in_progress, key_reused
 from skillcore.hosted.models import EndpointSecret
+from skillcore.policy import audit_store
+from skillcore.policy.audit import AuditEvent
 
 WAIT_POLL_SECONDS = 0.1
 WAIT_SLACK_SECONDS = 5.0
@@ -86,3 +89,15 @@ def wait_for(deps: service.HostedDeps, held: call_store.CallRecord, tool_name: s
             return replay(record)
         time.sleep(WAIT_POLL_SECONDS)
     raise call_in_progress()
+
+
+def complete_releasing(db: Db, completed: dict[str, Any], event: AuditEvent, release: dict[str, Any]) -> None:
+    """The completion and the outcome's audit with the approval's release, one transaction; a release whose
+    condition fails (the approval is no longer this call's use) leaves it as it is, and the completion is written
+    alone."""
+    ops = [Op("call", {"Put": {"TableName": db.tables.hosted_endpoints, "Item": completed}}),
+           Op("audit", audit_store.put_audit_op(db, event)), Op("approval", release)]
+    try:
+        transact(db, ops)
+    except TransactionFailed:
+        transact(db, ops[:2])

@@ -105,9 +105,9 @@ from skillcore.approvals import service as approvals
 from skillcore.approvals import store as approval_store
 from skillcore.approvals.digest import canonical, non_finite
 from skillcore.approvals.models import MAX_CANONICAL_BYTES, EndpointBinding, OperationRef
-from skillcore.db.dynamo import Db, batch_put
+from skillcore.db.dynamo import batch_put
 from skillcore.db.errors import TransactionFailed
-from skillcore.db.transact import Op, transact
+from skillcore.db.transact import Op
 from skillcore.egress.errors import EgressError
 from skillcore.errors import (
     ConcurrentUpdate,
@@ -118,7 +118,7 @@ from skillcore.errors import (
 )
 from skillcore.hosted import call_store, endpoint_store, service
 from skillcore.hosted.call_answer import CallResult, answer_of, envelope, stored_error
-from skillcore.hosted.call_claim import Claim, answer_recorded, forward
+from skillcore.hosted.call_claim import Claim, answer_recorded, complete_releasing, forward
 from skillcore.hosted.call_refusals import (
     MAX_VALIDATION_ERRORS,
     approval_required,
@@ -130,6 +130,7 @@ from skillcore.hosted.call_refusals import (
 from skillcore.hosted.call_state import CallState, read_call_state
 from skillcore.hosted.models import EndpointStatus, HostedEndpoint, SnapshotTool
 from skillcore.ids import new_id, new_ids
+from skillcore.observability import hosted_call
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
@@ -171,6 +172,7 @@ class _Audit(Struct, frozen=True, kw_only=True):
         """Writes the refusal's audit (1 PutItem) and hands the error back to be raised."""
         audit_store.put_audit(self.deps.db, self.event(Decision.DENIED, target_id=self.endpoint_id,
                                                        reason=error.code, error_code=error.code))
+        hosted_call(Decision.DENIED.value, error.code)
         return error
 
 
@@ -379,22 +381,11 @@ def _forward_claimed(request: _Request, endpoint: HostedEndpoint, tool: Snapshot
     if tool.requires_approval and request.approval_id is not None and not sent.is_set():
         # the call failed before tools/call went out: its approval is given back, in the completion's own
         # transaction (the same request count as the BatchWriteItem it replaces)
-        _complete_releasing(db, completed, event, approval_store.release_op(db, request.user_id, request.approval_id,
+        complete_releasing(db, completed, event, approval_store.release_op(db, request.user_id, request.approval_id,
                                                                              now))
     else:
         batch_put(db, {db.tables.hosted_endpoints: [completed], db.tables.audit: [audit_store.to_audit_item(event)]})
+    hosted_call(event.decision.value, event.reason or event.decision.value)
     if result is None:
         raise stored_error(http_status, body)
     return result
-
-
-def _complete_releasing(db: Db, completed: dict[str, Any], event: AuditEvent, release: dict[str, Any]) -> None:
-    """The completion and the outcome's audit with the approval's release, one transaction; a release whose
-    condition fails (the approval is no longer this call's use) leaves it as it is, and the completion is written
-    alone."""
-    ops = [Op("call", {"Put": {"TableName": db.tables.hosted_endpoints, "Item": completed}}),
-           Op("audit", audit_store.put_audit_op(db, event)), Op("approval", release)]
-    try:
-        transact(db, ops)
-    except TransactionFailed:
-        transact(db, ops[:2])

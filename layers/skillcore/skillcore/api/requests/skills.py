@@ -2,9 +2,10 @@
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import AwareDatetime, Field, ValidationInfo, field_validator
 
 from skillcore.api.requests import Paging
+from skillcore.policy.audit import AuditAction, Decision
 from skillcore.shapes import Id, Strict
 
 
@@ -28,5 +29,46 @@ class PatchPermission(Strict):
     granted: bool = Field(strict=True)
 
 
-class AdminAuditQuery(Paging):
+# An action's value, or a family: a prefix of one ending in "." (`hosted_endpoint.`, `user_capability.binding.`).
+AUDIT_ACTIONS = frozenset(a.value for a in AuditAction)
+AUDIT_ACTION_FAMILIES = frozenset(
+    ".".join(parts[:n]) + "." for parts in (a.split(".") for a in AUDIT_ACTIONS) for n in range(1, len(parts))
+)
+_AUDIT_CODE = r"^[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}$"
+
+
+class AuditQuery(Paging):
+    """The audit's filters (docs/contract.md "Audit and runs"): each one given narrows the list; `from` is
+    inclusive and `to` exclusive, both times with an offset."""
+
+    skill_id: str | None = Field(default=None, alias="skillId", min_length=1, max_length=128, pattern=_AUDIT_CODE,
+                                 description="The event's skillId, exactly.")
+    action: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[a-z_]+(\.[a-z_]+)*\.?$",
+                               description='An action (`tool.execute`) or a family: a prefix ending in "." '
+                                           "(`hosted_endpoint.`).")
+    decision: Decision | None = Field(default=None, description="The outcome.")
+    endpoint_id: str | None = Field(default=None, alias="endpointId", min_length=1, max_length=128,
+                                    pattern=_AUDIT_CODE, description="A hosted endpoint's events (metadata.endpointId).")
+    since: AwareDatetime | None = Field(default=None, alias="from",
+                                        description="Inclusive; a time with an offset (a naive time is 422).")
+    until: AwareDatetime | None = Field(default=None, alias="to",
+                                        description="Exclusive, after `from`; a time with an offset.")
+
+    @field_validator("action")
+    @classmethod
+    def _known_action(cls, value: str | None) -> str | None:
+        if value is not None and value not in AUDIT_ACTIONS and value not in AUDIT_ACTION_FAMILIES:
+            raise ValueError("not an audit action nor a family of them (a prefix ending in '.')")
+        return value
+
+    @field_validator("until")
+    @classmethod
+    def _after_from(cls, value: AwareDatetime | None, info: ValidationInfo) -> AwareDatetime | None:
+        since = info.data.get("since")
+        if value is not None and since is not None and value <= since:
+            raise ValueError("must be after `from`")
+        return value
+
+
+class AdminAuditQuery(AuditQuery):
     user_id: str = Field(alias="userId", min_length=1, max_length=128)
