@@ -171,10 +171,14 @@ def test_a_model_backed_operation_reserves_then_settles_with_the_reported_usage(
     ledger, model = Ledger(monkeypatch), Metered(Model())
     request = ModelRequest(system=(), messages=())
     with limiter().admit("alice", RateClass.CHAT, model=True):
-        assert ledger.used["alice"] == 400  # reserved while the operation runs
+        assert ledger.used["alice"] == 0  # nothing reserved before the model is asked
         model.converse(request)
+        assert ledger.used["alice"] == 400  # reserved by the first call, while the operation runs
         model.converse(request)
     assert ledger.used["alice"] == 200  # two answers of 100 tokens, the reserve settled
+    with limiter().admit("alice", RateClass.CHAT, model=True):
+        pass  # a turn that never asks the model (a replay, a workflow step) costs the budget nothing
+    assert ledger.used["alice"] == 200
     model.converse(request)  # outside an operation: charged to no one
     assert ledger.used["alice"] == 200
 
@@ -182,7 +186,12 @@ def test_a_model_backed_operation_reserves_then_settles_with_the_reported_usage(
 def test_a_failed_operation_gives_its_reserve_back(monkeypatch: pytest.MonkeyPatch) -> None:
     ledger = Ledger(monkeypatch)
     with pytest.raises(RuntimeError), limiter().admit("alice", RateClass.DRAFTING, model=True):
-        raise RuntimeError("the model failed")
+        Metered(Model()).converse(ModelRequest(system=(), messages=()))
+        raise RuntimeError("the operation failed after its model call")
+    assert ledger.used["alice"] == 100
+    ledger.used["alice"] = 0
+    with pytest.raises(RuntimeError), limiter().admit("alice", RateClass.DRAFTING, model=True):
+        raise RuntimeError("the operation failed before its model call")
     assert ledger.used["alice"] == 0
 
 
@@ -190,6 +199,7 @@ def test_over_the_budget_is_429_budget_exhausted_with_the_reset(monkeypatch: pyt
     ledger = Ledger(monkeypatch)
     ledger.used["alice"] = 700  # 400 more would pass 1000
     with pytest.raises(BudgetExhausted) as refused, limiter().admit("alice", RateClass.CHAT, model=True):
+        Metered(Model()).converse(ModelRequest(system=(), messages=()))
         raise AssertionError("not admitted")
     assert refused.value.details == {"tokensPerDay": 1000, "resetsAt": "2026-12-05T00:00:00Z",
                                      "retryAfterSeconds": 8984}

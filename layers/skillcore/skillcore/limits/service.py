@@ -3,13 +3,15 @@
     with limiter.admit(user_id, RateClass.CHAT, model=True):   # 429 rate_limited / budget_exhausted
         handler(...)                                           # its model calls are charged to user_id
 
-`admit` takes one request of the class (one conditional UpdateItem, limits/store.py) and, for a model-backed
-operation, reserves its expected tokens of the day's budget (one more); on the way out it settles the reserve
-with the usage the model reported (one UpdateItem, none when they are equal). The model calls made inside are
-counted by `Metered`, a ChatModel wrapper that adds each response's `input_tokens + output_tokens` to the
-charge of the current context (a context variable: the thread fan-outs copy the context, so a call made on
-another thread is counted too). Background and automation runs call `budget_left` before their model calls
-and are skipped with the recorded reason `budget_exhausted` when it is spent.
+`admit` takes one request of the class (one conditional UpdateItem, limits/store.py); for a model-backed
+operation it opens a charge: `Metered`, the ChatModel wrapper every function's models are built with, reserves
+the operation's expected tokens of the day's budget at its first call (one conditional UpdateItem, or 429
+`budget_exhausted`) and adds each answer's reported `input_tokens + output_tokens` to the charge; on the way
+out the reserve is settled with that usage (one UpdateItem). An operation that does not ask the model (a
+replayed turn, a workflow step) costs the budget no request. The charge is a context variable: the thread
+fan-outs copy the context, so a call made on another thread is counted too. Automation runs open a charge
+too (`run_charged`): a run whose first model call finds the budget spent is skipped with the recorded reason
+`budget_exhausted`.
 """
 
 from __future__ import annotations
@@ -30,15 +32,33 @@ from skillcore.observability import budget_exhausted, rate_limited
 
 
 class Charge:
-    """The model tokens one operation used so far (its model calls may run on several threads)."""
+    """One operation's model budget: admitted at its first model call (a reserve of the day's budget, or 429
+    `budget_exhausted`), the tokens its calls reported counted (they may run on several threads), settled at
+    its end. An operation that never asks the model costs the budget no request."""
 
-    def __init__(self) -> None:
+    def __init__(self, limiter: Limiter, user_id: str, reserve: int, now: datetime) -> None:
         self._lock = threading.Lock()
+        self._limiter = limiter
+        self.user_id = user_id
+        self.reserve = reserve
+        self.now = now
+        self.admitted = False
         self.tokens = 0
+
+    def admit(self) -> None:
+        with self._lock:
+            if not self.admitted:
+                self._limiter.reserve(self.user_id, self.reserve, self.now)
+                self.admitted = True
 
     def add(self, tokens: int) -> None:
         with self._lock:
             self.tokens += tokens
+
+    def settle(self) -> None:
+        """The reserve replaced by the usage reported (a failed operation gives its reserve back)."""
+        if self.admitted:
+            self._limiter.settle(self.user_id, self.tokens - self.reserve, self.now)
 
 
 _charge: ContextVar[Charge | None] = ContextVar("skillcore_model_charge", default=None)
@@ -51,8 +71,10 @@ class Metered:
         self._model = model
 
     def converse(self, request: ModelRequest) -> ModelResponse:
-        response = self._model.converse(request)
         charge = _charge.get()
+        if charge is not None:
+            charge.admit()  # the operation's first call: within the day's budget, or 429 budget_exhausted
+        response = self._model.converse(request)
         if charge is not None:
             charge.add(max(0, response.input_tokens) + max(0, response.output_tokens))
         return response
@@ -96,23 +118,28 @@ class Limiter:
 
     @contextmanager
     def charged(self, user_id: str, reserve: int, now: datetime | None = None) -> Iterator[Charge]:
-        """Reserves `reserve` tokens of the day's budget (or 429 `budget_exhausted`), counts the model's usage of
-        the block and settles the reserve with it on the way out (a failed block too)."""
+        """The model calls of the block charged to the user: the first one reserves `reserve` tokens of the day's
+        budget (or raises 429 `budget_exhausted`), and the reserve is settled with the usage reported on the way
+        out (a failed block too)."""
         now = now or self._clock()
         budget = self.limits.tokens_per_day
-        reserved = min(reserve, budget) if budget > 0 else 0
-        if budget > 0 and not store.reserve(self._db, user_id, reserved, budget, now):
-            raise self.exhausted(user_id, now)
-        charge = Charge()
+        charge = Charge(self, user_id, min(reserve, budget) if budget > 0 else 0, now)
         token = _charge.set(charge)
         try:
             yield charge
         finally:
             _charge.reset(token)
-            if budget > 0:
-                store.add(self._db, user_id, charge.tokens - reserved, now)
-            elif charge.tokens:
-                store.add(self._db, user_id, charge.tokens, now)
+            charge.settle()
+
+    def reserve(self, user_id: str, tokens: int, now: datetime) -> None:
+        """`tokens` of the day's budget (one conditional UpdateItem), or 429 `budget_exhausted`; nothing with no
+        budget configured."""
+        budget = self.limits.tokens_per_day
+        if budget > 0 and not store.reserve(self._db, user_id, tokens, budget, now):
+            raise self.exhausted(user_id, now)
+
+    def settle(self, user_id: str, tokens: int, now: datetime) -> None:
+        store.add(self._db, user_id, tokens, now)
 
     def run_charged(self, user_id: str, now: datetime) -> AbstractContextManager[Charge]:
         """`charged` for a background or automation run: the reserve of one model answer."""
