@@ -175,6 +175,18 @@ def _dummy_credentials() -> Iterator[None]:
         yield
 
 
+# The stack tests race one user's requests far past a person's pace (60 capability creates at once, drafts raced
+# on one revision, hosted calls in bursts), to test those features' own conditions; the per-user rates of those
+# classes are raised for them here. Chat turns keep the default rate, which tests/stack/test_limits_concurrency.py
+# races over HTTP (it reads every limit from this environment).
+RACING_LIMITS = {
+    "SKILLS_RATE_DRAFTING_PER_MINUTE": "1000",
+    "SKILLS_RATE_HOSTED_CALLS_PER_MINUTE": "1000",
+    "SKILLS_RATE_REFRESH_PER_MINUTE": "1000",
+    "SKILLS_RATE_WRITES_PER_MINUTE": "1000",
+}
+
+
 @pytest.fixture(scope="session")
 def _local_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None) -> Iterator[StackClient]:
     local = LocalStack(
@@ -182,6 +194,7 @@ def _local_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None) -> Iterator
     )
     local.start()
     local.restore_env()  # applied per test by `stack`, below
+    local.env.update(RACING_LIMITS)
     try:
         yield StackClient(local)
     finally:

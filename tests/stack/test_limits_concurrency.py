@@ -132,7 +132,7 @@ def test_a_spent_budget_is_429_budget_exhausted_and_the_meter_shows_it(stack: St
 def test_the_draft_over_the_open_drafts_quota_is_refused(stack: StackClient) -> None:
     user = Caller(stack, "drafts")
     limit = Settings.from_env(stack.env).max_open_drafts
-    early_in_a_minute(margin_s=40.0)  # the drafting rate (6 a minute) must not cut in first
+    early_in_a_minute(margin_s=40.0)  # the drafting rate, where it is as low as the quota, must not cut in first
     for i in range(limit):
         user.ok("POST", "/rpc/user-capability-drafts", {"description": f"a daily routine number {i}"}, status=201)
     status, body = user.call("POST", "/rpc/user-capability-drafts", {"description": "one routine too many"})
