@@ -22,7 +22,7 @@ def test_the_meter_shows_the_days_tokens_the_budget_and_the_reset(page: Page, st
     budget = usage["tokensPerDay"]
     meter = page.locator("#usage-meter")
     expect(meter).to_have_attribute("max", str(budget))
-    expect(meter).to_have_attribute("value", "0")
+    expect(meter).to_have_js_property("value", 0)
     expect(page.get_by_test_id("usage-text")).to_contain_text(f"今日已用 0 / {budget} 个模型 token")
 
     agent = api.ok("POST", "/rpc/agents", {"name": "Mika"}, status=201)
@@ -31,12 +31,12 @@ def test_the_meter_shows_the_days_tokens_the_budget_and_the_reset(page: Page, st
     used = api.ok("GET", "/rpc/usage")["tokensUsed"]
     assert used > 0
     page.get_by_role("button", name="刷新").click()
-    expect(meter).to_have_attribute("value", str(used))
+    expect(meter).to_have_js_property("value", used)
     expect(page.get_by_test_id("usage-text")).to_contain_text(f"今日已用 {used} / {budget}")
     expect(page.get_by_test_id("usage-spent")).to_have_count(0)
 
     store.add(make_db(Settings.from_env(stack.env)), user, budget, datetime.now(UTC))
     page.get_by_role("button", name="刷新").click()
     expect(page.get_by_test_id("usage-spent")).to_contain_text("今日模型额度已用完")
-    expect(meter).to_have_attribute("value", str(budget))
+    expect(meter).to_have_js_property("value", budget)
     screenshot(page, "usage-meter")

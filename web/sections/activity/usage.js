@@ -6,7 +6,7 @@ import { t } from "../../lib/i18n.js";
 import { formatTime, Loaded, useLoad } from "../../lib/ui.js";
 
 export function UsageMeter({ zone }) {
-  const usage = useLoad(() => get("/rpc/usage"), []);
+  const usage = useLoad(() => get("/usage"), []);
   return html`<${Loaded} state=${usage}>
     ${(u) => {
       const reset = formatTime(u.resetsAt, zone);
