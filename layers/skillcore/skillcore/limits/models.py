@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
+
+if TYPE_CHECKING:
+    from skillcore.settings import Settings
 
 
 class RateClass(StrEnum):
@@ -28,10 +32,10 @@ class Limits(Struct, frozen=True, kw_only=True):
     tokens_per_day: int
 
     @classmethod
-    def of(cls, settings: object) -> Limits:
+    def of(cls, settings: Settings) -> Limits:
         return cls(
             per_minute={c: int(getattr(settings, f"rate_{c.value}_per_minute")) for c in RateClass},
-            tokens_per_day=int(getattr(settings, "model_tokens_per_day")),
+            tokens_per_day=settings.model_tokens_per_day,
         )
 
 
