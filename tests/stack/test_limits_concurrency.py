@@ -1,9 +1,10 @@
 """Per-user limits under real concurrency, against DynamoDB Local.
 
 Threads start together behind a barrier:
-- over real HTTP (the local gateway and ChatTurnFunction, as deployed with the default settings): 30 chat turns
-  of one user at once over SKILLS_RATE_CHAT_PER_MINUTE (20) let exactly 20 through; the other 10 are 429
-  `rate_limited` with `Retry-After` equal to `details.retryAfterSeconds`, and wrote nothing;
+- over real HTTP (the local gateway and ChatTurnFunction): limit + 10 chat turns of one user at once over
+  SKILLS_RATE_CHAT_PER_MINUTE (the test stack's 40, tests/local_stack.py: 50 turns) let exactly the limit
+  through; the other 10 are 429 `rate_limited` with `Retry-After` equal to `details.retryAfterSeconds`, and
+  wrote nothing;
 - through the store with one client per thread: 40 requests over a limit of 7 take exactly 7; 40 reserves of
   100 tokens in a budget of 1,000 admit exactly 10;
 - the day's budget spent: a chat turn is 429 `budget_exhausted` with `details.resetsAt` (the next UTC
