@@ -36,11 +36,14 @@ ERROR_DESCRIPTIONS = {
     409: "State conflict.",
     413: "Body over 64 KiB.",
     422: "Schema or rule violation (`validation_error` lists field paths in `details.errors`).",
+    429: "A per-user limit is spent: `rate_limited` (the route class's requests per minute) or `budget_exhausted` "
+         "(the day's model tokens, `details.resetsAt`); retry after `Retry-After` seconds.",
     500: "Unexpected; the message leaks nothing.",
     503: "The store stayed unavailable through its retries; retry after `Retry-After` seconds with the same ids.",
 }
 # Headers of an error response besides Content-Type, by status (the router sets them, api/errors.py).
 ERROR_HEADERS = {
+    429: {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}},
     503: {"Retry-After": {"description": "Seconds to wait before retrying.", "schema": {"type": "integer"}}},
 }
 

@@ -175,6 +175,19 @@ def _dummy_credentials() -> Iterator[None]:
         yield
 
 
+# The stack tests race one user's requests far past a person's pace (60 capability creates at once, drafts raced
+# on one revision, hosted calls in bursts, 24 chat turns of a latency test in seconds), to test those features' own
+# conditions; the per-user rates are raised for them here. tests/stack/test_limits_concurrency.py reads every limit
+# from this environment and races the chat turns' over HTTP (40: 50 turns at once, exactly 40 through).
+RACING_LIMITS = {
+    "SKILLS_RATE_CHAT_PER_MINUTE": "40",
+    "SKILLS_RATE_DRAFTING_PER_MINUTE": "1000",
+    "SKILLS_RATE_HOSTED_CALLS_PER_MINUTE": "1000",
+    "SKILLS_RATE_REFRESH_PER_MINUTE": "1000",
+    "SKILLS_RATE_WRITES_PER_MINUTE": "1000",
+}
+
+
 @pytest.fixture(scope="session")
 def _local_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None) -> Iterator[StackClient]:
     local = LocalStack(
@@ -182,6 +195,7 @@ def _local_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None) -> Iterator
     )
     local.start()
     local.restore_env()  # applied per test by `stack`, below
+    local.env.update(RACING_LIMITS)
     try:
         yield StackClient(local)
     finally:
@@ -220,7 +234,7 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
 def hosted_stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None, hosted: HostedServer,
                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackClient]:
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in hosted.settings_env().items():
+        for name, value in {**hosted.settings_env(), **RACING_LIMITS}.items():
             patch.setenv(name, value)
         local = LocalStack(port=0, ddb_endpoint=_dynamodb.endpoint, data_dir=tmp_path_factory.mktemp("data"),
                            scan_interval=0, jwt_secret=JWT_SECRET, table_prefix="hosted-")

@@ -9,6 +9,7 @@ import pytest
 from skillcore.automation import store as automation_store
 from skillcore.clock import to_api_time
 from skillcore.db.dynamo import make_db
+from skillcore.limits import store as limits_store
 from skillcore.settings import Settings
 from tests.support import ScanPath, invoke, load_event, load_function
 
@@ -207,6 +208,30 @@ def test_without_the_grant_the_run_is_skipped_and_audited(fns):
     assert (audit["items"][0]["action"], audit["items"][0]["decision"]) == ("automation.execute", "denied")
     _, memories = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": agent["agentId"]}))
     assert memories["items"] == []
+
+
+def test_over_the_daily_model_budget_the_run_is_skipped_with_the_reason(fns):
+    rpc, chat, scan_fn = fns
+    invoke(rpc, load_event("rpc_put_me.json", body={"timezone": "Asia/Shanghai"}))
+    _, agent = invoke(rpc, load_event("rpc_create_agent.json", body={"name": "Mika"}))
+    invoke(chat, load_event("chat_post_message.json", path_ids={"CONVERSATION_ID": agent["defaultConversationId"]},
+                            body={"clientMessageId": "m0", "text": "我喜欢爬山"}))
+    grant(rpc, "memory-extraction", "memory:write")
+    (job,) = jobs(rpc)
+    slot = t(job["nextRunAt"])
+    at = slot + timedelta(seconds=30)
+    settings = Settings.from_env()
+    limits_store.add(make_db(settings), "user-alice", settings.model_tokens_per_day, at)  # the run's day is spent
+    assert scan(scan_fn, at)["automationRuns"] == 1
+    (skipped,) = jobs(rpc)
+    assert skipped["lastRunStatus"] == "skipped" and t(skipped["nextRunAt"]) == slot + timedelta(days=1)
+    _, runs = invoke(rpc, load_event("rpc_list_automation_runs.json", path_ids={"JOB_ID": job["jobId"]}))
+    assert runs["items"][0]["status"] == "skipped" and runs["items"][0]["errorCode"] == "budget_exhausted"
+    _, audit = invoke(rpc, load_event("rpc_list_audit_events.json"))
+    denied = next(e for e in audit["items"] if e["action"] == "automation.execute" and e["decision"] == "denied")
+    assert denied["reason"] == "budget_exhausted"
+    _, memories = invoke(rpc, load_event("rpc_list_memories.json", path_ids={"AGENT_ID": agent["agentId"]}))
+    assert memories["items"] == []  # the model was never asked
 
 
 def test_a_tool_outside_the_allowlist_is_refused_and_audited(fns):

@@ -103,6 +103,7 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert rpc(load_event("rpc_put_me.json", body={"timezone": "Asia/Shanghai", "displayName": "Alice"}))[0] == 200
     assert rpc(load_event("rpc_put_me.json", body={"timezone": "Mars/Olympus"}))[0] == 422
     assert rpc(load_event("rpc_get_me.json"))[0] == 200
+    assert rpc(at("/rpc/usage", load_event("rpc_get_me.json")))[0] == 200
     status, agent = rpc(load_event("rpc_create_agent.json", body={"name": "Mika"}))
     _, other = rpc(load_event("rpc_create_agent.json", body={"name": "Nori"}))
     agent_id, conversation_id = agent["agentId"], agent["defaultConversationId"]

@@ -337,14 +337,15 @@ def test_dynamodb_requests_per_operation(rpc):
         assert status < 300, answer
         return list(counter.calls), answer
 
+    # Every mutation first takes one request of the caller's WRITES rate (limits/store.py): one UpdateItem.
     calls, created = count("POST", BASE, body())
-    assert calls == ["TransactWriteItems"]  # capability + binding + name + quota + audit, one request
+    assert calls == ["UpdateItem", "TransactWriteItems"]  # capability + binding + name + quota + audit, one request
     path = f"{BASE}/{created['userCapabilityId']}"
     assert count("GET", path)[0] == ["Query"]
     assert count("GET", BASE)[0] == ["Query", "BatchGetItem"]
-    assert count("PUT", path, edit(created))[0] == ["Query", "TransactWriteItems"]
-    assert count("POST", f"{path}/activate", {"expectedVersion": 2})[0] == ["Query", "TransactWriteItems"]
-    assert count("POST", f"{path}/deactivate", {"expectedVersion": 3})[0] == ["Query", "TransactWriteItems"]
+    assert count("PUT", path, edit(created))[0] == ["UpdateItem", "Query", "TransactWriteItems"]
+    assert count("POST", f"{path}/activate", {"expectedVersion": 2})[0] == ["UpdateItem", "Query", "TransactWriteItems"]
+    assert count("POST", f"{path}/deactivate", {"expectedVersion": 3})[0] == ["UpdateItem", "Query", "TransactWriteItems"]
     assert count("POST", f"{path}/tool-bindings", {"expectedVersion": 4, **binding("xx")})[0] == [
-        "Query", "TransactWriteItems"]
-    assert count("DELETE", path)[0] == ["Query", "TransactWriteItems"]
+        "UpdateItem", "Query", "TransactWriteItems"]
+    assert count("DELETE", path)[0] == ["UpdateItem", "Query", "TransactWriteItems"]

@@ -24,6 +24,7 @@ from skillcore.settings import Settings
 from skillcore_local.ddb_local import DynamoDBLocal
 from skillcore_local.stack import LocalStack
 from tests.hosted_server import HostedServer
+from tests.local_stack import RACING_LIMITS
 
 from .conftest import JWT_SECRET, Caller, StackClient
 
@@ -41,7 +42,7 @@ def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
 def stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None, hosted: HostedServer,
           tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackClient]:
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in hosted.settings_env().items():
+        for name, value in {**hosted.settings_env(), **RACING_LIMITS}.items():  # 24 chat turns in seconds
             patch.setenv(name, value)
         local = LocalStack(port=0, ddb_endpoint=_dynamodb.endpoint, data_dir=tmp_path_factory.mktemp("data"),
                            scan_interval=0, jwt_secret=JWT_SECRET, table_prefix="hchat-")

@@ -27,6 +27,7 @@ from skillcore.db.dynamo import ANSWER_MARGIN_SECONDS
 from skillcore.errors import RETRY_AFTER_SECONDS
 from skillcore_local.invoke import FunctionRegistry, function_specs
 from skillcore_local.stack import LocalStack
+from tests.local_stack import RACING_LIMITS
 
 from .conftest import JWT_SECRET, StackClient
 
@@ -49,7 +50,8 @@ def stalling_stack(_dummy_credentials: None) -> Iterator[StackClient]:
     specs = function_specs()
     registry = FunctionRegistry({**specs, "ChatTurnFunction": replace(specs["ChatTurnFunction"], timeout=TURN_TIMEOUT_S)})
     with pytest.MonkeyPatch.context() as patch:
-        for name, value in STORE_ENV.items():
+        # Each stream sends its turns back to back, past any person's rate: the store's stall is what is tested.
+        for name, value in {**STORE_ENV, **RACING_LIMITS, "SKILLS_RATE_CHAT_PER_MINUTE": "0"}.items():
             patch.setenv(name, value)
         local = LocalStack(port=0, data_dir=None, scan_interval=0, jwt_secret=JWT_SECRET, registry=registry,
                            access_log=False)

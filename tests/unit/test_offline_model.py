@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from msgspec.structs import replace
 
-from skillcore.model.offline import ECHO_CHARS, OfflineModel
+from skillcore.model.offline import ECHO_CHARS, OfflineModel, estimate_tokens, input_tokens
 from skillcore.model.port import (
     BlockKind,
     ChatMessage,
@@ -182,14 +183,14 @@ CALL = ToolCall("call-1", "memory_write", {"title": "tea", "content": "likes gre
 def test_with_tools_offered_the_planner_decides_the_calls() -> None:
     planner = Planner((CALL,))
     request = ModelRequest(system=(PERSONA,), messages=(ChatMessage("user", "extract"),), tools=(WRITE_TOOL,))
-    assert OfflineModel(planner).converse(request) == ModelResponse(text="", tool_calls=(CALL,), stop_reason="tool_use")
+    assert sans_usage(OfflineModel(planner).converse(request)) == ModelResponse(text="", tool_calls=(CALL,), stop_reason="tool_use")
     assert planner.requests == [request]
 
 
 def test_a_planner_that_plans_nothing_gives_a_text_reply() -> None:
     planner = Planner(())
     request = ModelRequest(system=(PERSONA,), messages=(ChatMessage("user", "extract"),), tools=(WRITE_TOOL,))
-    assert OfflineModel(planner).converse(request) == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
+    assert sans_usage(OfflineModel(planner).converse(request)) == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
     assert len(planner.requests) == 1
 
 
@@ -208,13 +209,13 @@ def test_the_planner_is_not_called_once_tool_results_are_there() -> None:
         ChatMessage("user", "", tool_results=(ToolResult("call-1", {"memoryId": "m1"}),)),
     )
     response = OfflineModel(planner).converse(ModelRequest(system=(PERSONA,), messages=messages, tools=(WRITE_TOOL,)))
-    assert response == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
+    assert sans_usage(response) == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
     assert planner.requests == []
 
 
 def test_without_a_planner_no_tool_is_called() -> None:
     request = ModelRequest(system=(PERSONA,), messages=(ChatMessage("user", "extract"),), tools=(WRITE_TOOL,))
-    assert OfflineModel().converse(request) == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
+    assert sans_usage(OfflineModel().converse(request)) == ModelResponse(text="I hear you: “extract”.", stop_reason="end_turn")
 
 
 def test_automation_requests_answer_with_a_summary_of_tool_results() -> None:
@@ -232,3 +233,18 @@ def test_automation_requests_answer_with_a_summary_of_tool_results() -> None:
     assert text == "记忆整理完成：保存 1 条，忘记 1 条。"
     english = OfflineModel().converse(ModelRequest(system=(automation,), messages=(ChatMessage("user", "review"),))).text
     assert english == "Memory review done: 0 saved, 0 forgotten."
+
+
+def sans_usage(response: ModelResponse) -> ModelResponse:
+    return replace(response, input_tokens=0, output_tokens=0)
+
+
+def test_the_offline_model_reports_its_usage_as_an_estimate_from_the_lengths() -> None:
+    """One token per 4 characters, rounded up, of the request and of the answer: deterministic, and what the
+    daily model budget counts offline."""
+    assert [estimate_tokens(text) for text in ("", "abc", "abcd", "abcde")] == [0, 1, 1, 2]
+    request = ModelRequest(system=(PERSONA,), messages=(ChatMessage("user", "extract"),))
+    response = OfflineModel().converse(request)
+    assert response.output_tokens == estimate_tokens(response.text) > 0
+    assert response.input_tokens == input_tokens(request) == estimate_tokens(PERSONA.text + "".join(PERSONA.facts) + "extract" + "[][]")
+    assert OfflineModel().converse(request) == response

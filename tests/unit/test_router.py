@@ -335,8 +335,8 @@ def test_documented_errors_follow_what_the_route_takes() -> None:
     a, health, b = by_path["/rpc/a/{aId}"], by_path["/rpc/health"], by_path["/rpc/b"]
     assert [(e.status, e.code) for e in a] == [
         (400, "bad_request"), (401, "unauthenticated"), (403, "forbidden"), (404, "not_found"),
-        (413, "payload_too_large"), (422, "validation_error"), (404, "agent_not_found"), (500, "internal"),
-        (503, "store_unavailable"),
+        (413, "payload_too_large"), (422, "validation_error"), (429, "rate_limited"), (404, "agent_not_found"),
+        (500, "internal"), (503, "store_unavailable"),
     ]
     assert [e.status for e in health] == [500]
     assert [e.status for e in b] == [401, 422, 500, 503]

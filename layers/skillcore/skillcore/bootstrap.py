@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from skillcore.executor.executor import Executor
     from skillcore.hosted.service import HostedDeps
     from skillcore.invocation import InvocationBudget
+    from skillcore.limits.service import Limiter
     from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
     from skillcore.settings import Settings
@@ -131,23 +132,38 @@ class Root:
 
         return self._port("sqs", make_work_queue(self.settings.work_queue_url, self.settings.region))
 
-    # -- the models
+    @cached_property
+    def limiter(self) -> Limiter:
+        """The per-user limits (skillcore/limits/): the router and the MCP toolbox ask it before a limited route
+        or tool; a model-backed operation reserves its model's max tokens of the day's budget."""
+        from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS
+        from skillcore.limits.models import Limits, RateClass
+        from skillcore.limits.service import Limiter
+
+        settings = self.settings
+        drafting = max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS)
+        return Limiter(self.db, Limits.of(settings), clock=self.clock,
+                       reserve=lambda c: drafting if c is RateClass.DRAFTING else settings.bedrock_max_tokens)
+
+    # -- the models (each Metered: the usage it reports is charged to the user of the operation that calls it)
     @cached_property
     def chat_model(self) -> ChatModel:
         from skillcore.hosted.chat_words import plan_offline
+        from skillcore.limits.service import Metered
         from skillcore.model.factory import make_model
 
-        return make_model(self.settings, tool_planner=plan_offline)  # offline: a hosted tool only when `/hosted` names it
+        return Metered(make_model(self.settings, tool_planner=plan_offline))  # offline: a hosted tool only when `/hosted` names it
 
     @cached_property
     def automation_model(self) -> ChatModel:
         """Automation runs may think longer than a chat turn: a worker has minutes, not API Gateway's 29 s. Their
         model calls share a rate (settings.model_calls_per_minute) so a burst stays within the Bedrock quota."""
         from skillcore.automation.throttle import throttled
+        from skillcore.limits.service import Metered
         from skillcore.model.factory import make_model
 
         planner = offline_planner("skillcore.automation.offline_extraction")
-        return throttled(make_model(self.settings, read_timeout=60.0, tool_planner=planner), self.settings)
+        return Metered(throttled(make_model(self.settings, read_timeout=60.0, tool_planner=planner), self.settings))
 
     # -- the features' collaborators
     @cached_property
@@ -189,13 +205,16 @@ class Root:
         """The draft generator's model (offline: the deterministic drafter) is built on the first draft request.
         A proposal of 20 steps is a few thousand tokens of tool input, more than a chat reply's budget."""
         from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
+        from skillcore.limits.service import Metered
         from skillcore.model.factory import make_model
 
         settings = self.settings
-        model = functools.cache(lambda: make_model(settings, read_timeout=DRAFT_READ_TIMEOUT_S,
-                                                   tool_planner=offline_planner("skillcore.capabilities.offline_drafter")))
+        model = functools.cache(lambda: Metered(make_model(
+            settings, read_timeout=DRAFT_READ_TIMEOUT_S,
+            tool_planner=offline_planner("skillcore.capabilities.offline_drafter"))))
         return DraftDeps(capabilities=self.capabilities, model=model,
-                         max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS))
+                         max_tokens=max(settings.bedrock_max_tokens, DRAFT_MAX_TOKENS),
+                         max_open_drafts=settings.max_open_drafts)
 
     def executor_for(self, now: datetime) -> Executor:
         """A chat turn's executor. Its hosted branch builds the hosted calls on the first turn that needs them
@@ -216,7 +235,8 @@ class Root:
     def core_routes(self) -> CoreDeps:
         from skillcore.api.routes_core import CoreDeps
 
-        return CoreDeps(db=self.db, clock=self.clock, profile=self.profile)
+        return CoreDeps(db=self.db, clock=self.clock, profile=self.profile, limiter=self.limiter,
+                        max_open_drafts=self.settings.max_open_drafts)
 
     @cached_property
     def skill_routes(self) -> SkillDeps:
@@ -299,6 +319,7 @@ def http_function(logical_id: str) -> HttpFunction:
     routes = new_app()
     served = route_table.FUNCTIONS[logical_id]
     route_table.register(routes, served.routes, root.deps_of)
+    routes.limiter = root.limiter  # built here, used by the first limited route (no request at cold start)
     if any(route.endswith("+}") for route in served.gateway):
         routes.served_elsewhere_from(lambda: route_table.served_elsewhere(logical_id))
     return HttpFunction(root, routes)
@@ -330,6 +351,7 @@ def mcp() -> McpFunction:
     root = Root()
     toolbox = Toolbox()
     route_table.register(toolbox, route_table.FUNCTIONS["McpFunction"].tools, root.deps_of)
+    toolbox.limiter = root.limiter
     return McpFunction(root, toolbox)
 
 
@@ -361,7 +383,7 @@ def worker() -> WorkerFunction:
     work = ShardWork(
         (Worker(db, root.skills.background, batch_size=settings.scan_batch_size, concurrency=settings.worker_concurrency),
          AutomationRunner(db, root.skills, root.automation_model, batch_size=settings.scan_batch_size,
-                          concurrency=settings.worker_concurrency)),
+                          concurrency=settings.worker_concurrency, limiter=root.limiter)),
         root.work_queue,
         max_age_seconds=settings.work_max_age_seconds,
     )

@@ -40,6 +40,8 @@ HOSTED_CALL = "HostedCall"            # outcome (succeeded, denied, failed), rea
 BACKGROUND_JOB = "BackgroundJob"      # outcome (succeeded, retried, failed, recovered), reason
 AUTOMATION_RUN = "AutomationRun"      # outcome (succeeded, failed, skipped), reason
 MODEL_DEGRADED = "ModelDegraded"      # reason (the model error code: throttled, timeout, ...)
+RATE_LIMITED = "RateLimited"          # rate_class (chat, drafting, hosted_calls, refresh, writes)
+BUDGET_EXHAUSTED = "BudgetExhausted"  # (none): a model-backed request or run refused for the day's budget
 
 ROLLED_UP = "reason"  # the dimension each document also declares a roll-up without
 _CODE = re.compile(r"[a-z][a-z0-9_]{0,47}")
@@ -147,6 +149,14 @@ def slot_delay(milliseconds: int) -> None:
 
 def model_degraded(reason: str) -> None:
     _events.count(MODEL_DEGRADED, reason=reason)
+
+
+def rate_limited(rate_class: str) -> None:
+    _events.count(RATE_LIMITED, rate_class=rate_class)
+
+
+def budget_exhausted() -> None:
+    _events.count(BUDGET_EXHAUSTED)
 
 
 @contextmanager

@@ -33,6 +33,7 @@ TABLES = (
     "approvals",
     "capability_drafts",
     "hosted_endpoints",
+    "limits",
 )
 
 
@@ -55,6 +56,7 @@ class TableNames(Struct, frozen=True, kw_only=True):
     approvals: str
     capability_drafts: str
     hosted_endpoints: str
+    limits: str
 
 
 MODELS = ("offline", "bedrock")
@@ -81,6 +83,15 @@ BOUNDS = {
     "store_connect_timeout_ms": (2_000, 100, 10_000),
     "store_read_timeout_ms": (5_000, 100, 20_000),
     "store_max_attempts": (5, 1, 10),  # in all: the first and the retries
+    # Per-user limits (skillcore/limits/): requests per minute of each route class (0: no limit), the daily
+    # model budget in tokens (0: none) and the open capability drafts a user may hold.
+    "rate_chat_per_minute": (20, 0, 100_000),
+    "rate_drafting_per_minute": (6, 0, 100_000),
+    "rate_hosted_calls_per_minute": (30, 0, 100_000),
+    "rate_refresh_per_minute": (6, 0, 100_000),
+    "rate_writes_per_minute": (60, 0, 100_000),
+    "model_tokens_per_day": (200_000, 0, 1_000_000_000),
+    "max_open_drafts": (5, 1, 1_000),
 }
 
 
@@ -105,6 +116,13 @@ class Settings(Struct, frozen=True, kw_only=True):
     store_connect_timeout_ms: int = BOUNDS["store_connect_timeout_ms"][0]
     store_read_timeout_ms: int = BOUNDS["store_read_timeout_ms"][0]
     store_max_attempts: int = BOUNDS["store_max_attempts"][0]
+    rate_chat_per_minute: int = BOUNDS["rate_chat_per_minute"][0]
+    rate_drafting_per_minute: int = BOUNDS["rate_drafting_per_minute"][0]
+    rate_hosted_calls_per_minute: int = BOUNDS["rate_hosted_calls_per_minute"][0]
+    rate_refresh_per_minute: int = BOUNDS["rate_refresh_per_minute"][0]
+    rate_writes_per_minute: int = BOUNDS["rate_writes_per_minute"][0]
+    model_tokens_per_day: int = BOUNDS["model_tokens_per_day"][0]
+    max_open_drafts: int = BOUNDS["max_open_drafts"][0]
     # The SQS queue of shard work (the scan sends, WorkerFunction receives); "" where nothing dispatches.
     work_queue_url: str = ""
     local: bool = False

@@ -29,6 +29,7 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/rpc/health"),
     ("PUT", "/rpc/me"),
     ("GET", "/rpc/me"),
+    ("GET", "/rpc/usage"),
     ("POST", "/rpc/agents"),
     ("GET", "/rpc/agents"),
     ("GET", "/rpc/agents/{agentId}"),
@@ -643,7 +644,8 @@ def test_a_public_health_route_that_needs_a_token_is_found(template: Template) -
 
 def test_unknown_tables_missing_index_grants_and_transaction_actions_are_found(template: Template) -> None:
     rpc = template["Resources"]["RpcFunction"]
-    items, indexes = rpc["Properties"]["Policies"][0]["Statement"][:2]
+    statements = rpc["Properties"]["Policies"][0]["Statement"]
+    items, indexes = (next(s for s in statements if s.get("Sid") == sid) for sid in ("Items", "Indexes"))
     items["Resource"].append({"Fn::GetAtt": ["GhostTable", "Arn"]})
     items["Action"].append("dynamodb:TransactWriteItems")
     indexes["Action"] = ["dynamodb:Query", "dynamodb:PutItem"]
@@ -659,7 +661,8 @@ def test_unknown_tables_missing_index_grants_and_transaction_actions_are_found(t
 
 def test_a_table_no_function_may_use_is_found(template: Template) -> None:
     for name in ("RpcFunction", "ChatTurnFunction"):
-        items = template["Resources"][name]["Properties"]["Policies"][0]["Statement"][0]
+        statements = template["Resources"][name]["Properties"]["Policies"][0]["Statement"]
+        items = next(s for s in statements if s.get("Sid") == "Items")
         items["Resource"] = [arn for arn in items["Resource"] if referenced_ids(arn) != {"RunsTable"}]
     assert "RunsTable: no function is granted access to it" in ungranted_table_problems(template)
 

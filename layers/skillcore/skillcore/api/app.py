@@ -18,7 +18,8 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable
-from typing import Any, Literal, get_origin
+from contextlib import AbstractContextManager
+from typing import Any, Literal, Protocol, get_origin
 
 import msgspec
 from msgspec import Struct
@@ -37,6 +38,7 @@ from skillcore.errors import (
     PersonRequired,
     StoreUnavailableError,
 )
+from skillcore.limits.models import RateClass
 from skillcore.observability import logger
 
 # Every id skillcore mints or accepts fits this; anything else cannot name a resource (and a key longer
@@ -44,6 +46,8 @@ from skillcore.observability import logger
 PATH_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 _encoder = msgspec.json.Encoder()
+
+MUTATIONS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 # A person's sign-in counts as recent for this long: a decision at L3 or above needs one (`auth_time`).
@@ -104,6 +108,8 @@ class Route(Struct, frozen=True, kw_only=True):
     headers: tuple[tuple[str, str], ...] = ()  # fixed headers of the success response (Cache-Control: no-store)
     store: bool = True  # whether the handler reaches the store (then it may answer 503 `store_unavailable`)
     decision: Decision = None  # a decision: only a person's token (L3: a recent sign-in too); else 403
+    rate: RateClass | None = None  # the per-user rate class the limiter counts the route in (429 `rate_limited`)
+    model: bool = False  # model-backed: admitted within the user's daily model budget (429 `budget_exhausted`)
 
     def documented_errors(self) -> tuple[Documented, ...]:
         """Every error this route can answer: those the router itself raises, then the route's own, then the
@@ -124,6 +130,10 @@ class Route(Struct, frozen=True, kw_only=True):
             found.append(documented.PayloadTooLarge)
         if self.body is not None or self.query is not None:
             found.append(documented.ValidationFailed)
+        if self.rate is not None:
+            found.append(documented.RateLimited)
+        if self.model:
+            found.append(documented.BudgetExhausted)
         found.extend(self.errors)
         found.append(documented.Internal)
         if self.store:
@@ -142,9 +152,18 @@ def _camel(name: str) -> str:
     return head + "".join(word.capitalize() for word in rest)
 
 
+class Limiter(Protocol):
+    """What the router asks before a route's handler runs (skillcore/limits/service.py): counts the request in
+    its class and, for a model-backed route, admits it within the day's budget; 429 when spent."""
+
+    def admit(self, user_id: str, rate_class: RateClass | None, *, model: bool = False) -> AbstractContextManager[None]: ...
+
+
 class Routes:
     def __init__(self) -> None:
         self._routes: list[Route] = []
+        # Set by the composition root (bootstrap.py); without one (a test's router) no limit is checked.
+        self.limiter: Limiter | None = None
         self._elsewhere: list[tuple[str, re.Pattern[str]]] = []
         self._elsewhere_later: list[Callable[[], Iterable[tuple[str, str]]]] = []
         self._elsewhere_lock = threading.Lock()
@@ -181,14 +200,20 @@ class Routes:
         headers: dict[str, str] | None = None,
         store: bool = True,
         decision: Decision = None,
+        rate: RateClass | None = None,
+        model: bool = False,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
         """Registers `handler(caller, **path_params[, body=...][, query=...]) -> response`.
 
         `caller` is a Caller (None on a route without auth). A 204 route returns None. A `decision` route
         refuses an agent host's token (and, for "L3", a person's sign-in older than 15 minutes) with 403
-        `person_required` before the handler runs.
+        `person_required` before the handler runs. `rate` is the per-user rate class the router's limiter counts
+        the route in (an authenticated mutation without one counts as WRITES); `model` marks a model-backed route,
+        admitted within the user's daily model budget.
         """
         pattern, params = _compile(path)
+        if rate is None and auth and method.upper() in MUTATIONS:
+            rate = RateClass.WRITES  # every mutation counts, in its own class or else among the writes
         if (status == 204) != (response is None):
             raise ValueError(f"{method} {path}: a 204 route has no response body, any other route has one")
 
@@ -201,7 +226,7 @@ class Routes:
                 method=method.upper(), path=re.sub(r"<([^>]+)>", r"{\1}", path), pattern=pattern, params=params,
                 handler=handler, operation_id=operation_id, summary=doc.splitlines()[0] if doc else "",
                 response=response, status=status, body=body, query=query, errors=errors, auth=auth, admin=admin,
-                headers=tuple((headers or {}).items()), store=store, decision=decision,
+                headers=tuple((headers or {}).items()), store=store, decision=decision, rate=rate, model=model,
             ))
             # Static routes win over parameter routes (PATCH /rpc/skills/permissions over /rpc/skills/<id>).
             self._routes.sort(key=lambda r: len(r.params))
@@ -280,7 +305,11 @@ class Routes:
             args["body"] = http.body(event, route.body)
         if route.query is not None:
             args["query"] = http.parse(route.query, http.query(event))
-        result = route.handler(caller, **args)
+        if self.limiter is not None and caller is not None and (route.rate is not None or route.model):
+            with self.limiter.admit(caller.user_id, route.rate, model=route.model):
+                result = route.handler(caller, **args)
+        else:
+            result = route.handler(caller, **args)
         if route.response is None:
             if result is not None:
                 raise TypeError(f"{route.operation_id} answers 204 but returned a body")

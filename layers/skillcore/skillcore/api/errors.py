@@ -64,17 +64,17 @@ from skillcore.hosted.errors import (
     ToolDrifted,
     UrlNotAllowed,
 )
+from skillcore.limits.errors import BudgetExhausted, RateLimited
 
 __all__ = [
     "AgentNotFound", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse", "BindingNameTaken",
-    "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive", "ClientMessageConflict", "ConcurrentUpdate",
-    "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled", "EndpointNameTaken", "Forbidden",
-    "IdempotencyKeyReused", "Internal",
-    "InvalidTimezone", "JobNotCancellable", "NotFound", "PayloadTooLarge", "PermissionNotDeclared",
-    "PermissionRequired", "PersonRequired", "ProtocolNotActive", "QuotaExceeded", "RunAtOutOfRange", "SchemaNotAllowed",
-    "SkillDisabled", "SkillNotFound", "SnapshotInvalid", "StoreUnavailableError", "ToolDrifted", "Unauthenticated",
-    "UnknownReference", "UnknownTool", "UnsafeText", "UpstreamError", "UpstreamTimeout", "UrlNotAllowed",
-    "ValidationFailed", "VersionConflict",
+    "BudgetExhausted", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive", "ClientMessageConflict",
+    "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled", "EndpointNameTaken",
+    "Forbidden", "IdempotencyKeyReused", "Internal", "InvalidTimezone", "JobNotCancellable", "NotFound",
+    "PayloadTooLarge", "PermissionNotDeclared", "PermissionRequired", "PersonRequired", "ProtocolNotActive", "QuotaExceeded",
+    "RateLimited", "RunAtOutOfRange", "SchemaNotAllowed", "SkillDisabled", "SkillNotFound", "SnapshotInvalid",
+    "StoreUnavailableError", "ToolDrifted", "Unauthenticated", "UnknownReference", "UnknownTool", "UnsafeText",
+    "UpstreamError", "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
 ]
 
 JSON = "application/json; charset=utf-8"
@@ -105,9 +105,11 @@ def error_body(error: DomainError) -> dict[str, Any]:
 
 
 def headers_of(error: DomainError) -> dict[str, str]:
-    """Headers the answer to `error` carries besides Content-Type: `Retry-After` on a 503."""
+    """Headers the answer to `error` carries besides Content-Type: `Retry-After` on a 503 and on a 429."""
     if isinstance(error, StoreUnavailableError):
         return {"Retry-After": str(RETRY_AFTER_SECONDS)}
+    if isinstance(error, (RateLimited, BudgetExhausted)):
+        return {"Retry-After": str(error.details["retryAfterSeconds"])}
     return {}
 
 

@@ -33,6 +33,7 @@ from skillcore.capabilities.service import CapabilityDeps
 from skillcore.capabilities.structure import CreateUserCapability
 from skillcore.clock import Clock
 from skillcore.db import paging
+from skillcore.limits.models import RateClass
 
 DEFENCES = (e.UnsafeText, e.UnknownReference, e.SchemaNotAllowed)
 EDIT = (e.CapabilityActive, e.VersionConflict, e.ConcurrentUpdate)
@@ -145,7 +146,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
                                now=deps.clock())
 
     @routes.route("POST", "/rpc/user-capability-drafts", body=StartDraft, response=views.CapabilityDraft, status=201,
-                  errors=(e.UpstreamError,))
+                  errors=(e.QuotaExceeded, e.UpstreamError), rate=RateClass.DRAFTING, model=True)
     def start_capability_draft(caller: Caller, body: StartDraft) -> views.CapabilityDraft:
         """start_create: a draft from a description, generated once (revision 1, kept 24 h)."""
         return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, body.description,
@@ -153,7 +154,8 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
 
     @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/generate", body=GenerateDraft,
                   response=views.CapabilityDraft,
-                  errors=(e.DraftRevisionConflict, e.SchemaNotAllowed, e.QuotaExceeded, e.UpstreamError))
+                  errors=(e.DraftRevisionConflict, e.SchemaNotAllowed, e.QuotaExceeded, e.UpstreamError),
+                  rate=RateClass.DRAFTING, model=True)
     def generate_capability_draft(
         caller: Caller, draftId: str, body: GenerateDraft  # noqa: N803
     ) -> views.CapabilityDraft:

@@ -8,12 +8,13 @@ from skillcore.api.requests.chat import PostMessage
 from skillcore.api.views import chat as views
 from skillcore.api.views.core import message
 from skillcore.chat.service import ChatDeps, post_message
+from skillcore.limits.models import RateClass
 
 MESSAGES_PATH = "/rpc/conversations/<conversationId>/messages"
 
 
 def register(routes: Routes, deps: ChatDeps) -> None:
-    @routes.route("POST", MESSAGES_PATH, body=PostMessage, response=views.Turn,
+    @routes.route("POST", MESSAGES_PATH, body=PostMessage, response=views.Turn, rate=RateClass.CHAT, model=True,
                   errors=(e.AgentNotFound, e.ClientMessageConflict, e.VersionConflict, e.ConcurrentUpdate))
     def post_conversation_message(caller: Caller, conversationId: str, body: PostMessage) -> views.Turn:  # noqa: N803
         """A chat turn: the user's message, the agent's reply and the run that produced it."""

@@ -16,7 +16,7 @@ from skillcore.api.requests.core import (
     MemoryQuery,
     PutProfile,
 )
-from skillcore.api.views import Page
+from skillcore.api.views import Page, time
 from skillcore.api.views import core as views
 from skillcore.api.views.core import Limits
 from skillcore.clock import Clock
@@ -24,6 +24,8 @@ from skillcore.conversations import agent_store, agents, conversation_store, pro
 from skillcore.conversations.profile import ProfileDeps
 from skillcore.db.dynamo import Db
 from skillcore.errors import NotFound
+from skillcore.limits.models import RateClass, day_of, resets_at
+from skillcore.limits.service import Limiter
 from skillcore.memory import service as memories
 
 
@@ -31,6 +33,8 @@ class CoreDeps(Struct, frozen=True):
     db: Db
     clock: Clock
     profile: ProfileDeps
+    limiter: Limiter | None = None  # the day's model usage (GET /rpc/usage); None: no limits configured
+    max_open_drafts: int = 0
 
 
 def limits() -> Limits:
@@ -62,6 +66,20 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         """The caller's profile, with the server's limits (`limits`: the lengths and counts the API validates with,
         for a client to show and enforce); 404 before the first PUT."""
         return views.profile(profile.get_profile(deps.db, caller.user_id), limits())
+
+    @routes.route("GET", "/rpc/usage", response=views.Usage, headers={"Cache-Control": "no-store"})
+    def get_usage(caller: Caller) -> views.Usage:
+        """The caller's model tokens today against the daily budget and when it resets (the page's usage meter),
+        with the per-minute rates of each route class: one GetItem."""
+        now = deps.clock()
+        if deps.limiter is None:
+            return views.Usage(day=day_of(now), tokens_used=0, tokens_per_day=0, resets_at=time(resets_at(now)),
+                               rates_per_minute={c.value: 0 for c in RateClass}, max_open_drafts=deps.max_open_drafts)
+        usage = deps.limiter.usage(caller.user_id, now)
+        return views.Usage(day=usage.day, tokens_used=usage.tokens_used, tokens_per_day=usage.tokens_per_day,
+                           resets_at=time(usage.resets_at),
+                           rates_per_minute={c.value: n for c, n in deps.limiter.limits.per_minute.items()},
+                           max_open_drafts=deps.max_open_drafts)
 
     @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
                   errors=(e.ConcurrentUpdate,))

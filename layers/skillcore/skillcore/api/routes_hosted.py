@@ -16,6 +16,7 @@ from skillcore.api.views import Page
 from skillcore.api.views import hosted as views
 from skillcore.hosted import calls, service
 from skillcore.hosted.models import EndpointStatus
+from skillcore.limits.models import RateClass
 
 UPSTREAM = (e.UrlNotAllowed, e.UpstreamError, e.UpstreamTimeout)
 CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
@@ -65,7 +66,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         service.delete(deps.hosted, caller.user_id, endpointId, deps.clock())
 
     @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/calls", body=CallTool, response=views.HostedCall,
-                  errors=CALL_ERRORS)
+                  errors=CALL_ERRORS, rate=RateClass.HOSTED_CALLS)
     def call_hosted_tool(caller: Caller, endpointId: str, body: CallTool) -> views.HostedCall:  # noqa: N803
         """Call one tool of the endpoint's snapshot: checked (grant, endpoint, tool, arguments, approval) and
         forwarded; the same clientCallId answers the same body and calls nothing."""
@@ -74,7 +75,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
             client_call_id=body.client_call_id, approval_id=body.approval_id, now=deps.clock()))
 
     @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/refresh", response=views.RefreshResult,
-                  errors=(e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate))
+                  errors=(e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate), rate=RateClass.REFRESH)
     def refresh_hosted_endpoint(caller: Caller, endpointId: str) -> views.RefreshResult:  # noqa: N803
         """Check the URL again, list the tools and compare them with the pinned snapshot; a change is held as
         the endpoint's pending drift (`drift_pending`) until it is accepted, never adopted here."""

@@ -24,10 +24,11 @@ from pydantic import BaseModel
 
 from skillcore.api import errors as documented
 from skillcore.api import http
-from skillcore.api.app import Caller
+from skillcore.api.app import Caller, Limiter
 from skillcore.api.errors import Documented, documents, error_body
 from skillcore.db.errors import StoreUnavailable
 from skillcore.errors import DomainError, Internal, StoreUnavailableError, UnknownTool
+from skillcore.limits.models import RateClass
 from skillcore.observability import logger
 
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -39,6 +40,8 @@ class Tool(Struct, frozen=True, kw_only=True):
     arguments: type[BaseModel]
     handler: Callable[[Caller, Any], Any]
     errors: tuple[Documented, ...]
+    rate: RateClass | None = None  # as a route's: the per-user rate class of the tool's HTTP twin
+    model: bool = False  # model-backed: admitted within the user's daily model budget
 
     def input_schema(self) -> dict[str, Any]:
         return self.arguments.model_json_schema(by_alias=True)
@@ -46,7 +49,9 @@ class Tool(Struct, frozen=True, kw_only=True):
     def documented_errors(self) -> tuple[Documented, ...]:
         """Every error this tool can answer: argument validation, the tool's own, `internal` and
         `store_unavailable` (every tool reaches the store)."""
-        return tuple(dict.fromkeys((documented.ValidationFailed, *self.errors, documented.Internal,
+        limits = ((documented.RateLimited,) if self.rate is not None else ()) + (
+            (documented.BudgetExhausted,) if self.model else ())
+        return tuple(dict.fromkeys((documented.ValidationFailed, *limits, *self.errors, documented.Internal,
                                     documented.StoreUnavailableError)))
 
 
@@ -58,9 +63,11 @@ class ToolAnswer(Struct, frozen=True):
 class Toolbox:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
+        self.limiter: Limiter | None = None  # as the router's (bootstrap.py sets it)
 
     def tool(
-        self, name: str, *, arguments: type[BaseModel], errors: tuple[Documented, ...] = ()
+        self, name: str, *, arguments: type[BaseModel], errors: tuple[Documented, ...] = (),
+        rate: RateClass | None = None, model: bool = False,
     ) -> Callable[[Callable[[Caller, Any], Any]], Callable[[Caller, Any], Any]]:
         """Registers `handler(caller, arguments) -> a response body Struct` as the tool `name`."""
         if not TOOL_NAME.match(name):
@@ -73,7 +80,7 @@ class Toolbox:
             if not description:
                 raise ValueError(f"tool {name!r} needs a docstring: it is what the host's model reads")
             self._tools[name] = Tool(name=name, description=description, arguments=arguments, handler=handler,
-                                     errors=errors)
+                                     errors=errors, rate=rate, model=model)
             return handler
 
         return register
@@ -88,7 +95,11 @@ class Toolbox:
             return ToolAnswer(True, error_body(UnknownTool(f"no tool named {name[:64]!r}", {})))
         try:
             parsed = http.parse(tool.arguments, arguments or {})
-            result = tool.handler(caller, parsed)
+            if self.limiter is not None and (tool.rate is not None or tool.model):
+                with self.limiter.admit(caller.user_id, tool.rate, model=tool.model):
+                    result = tool.handler(caller, parsed)
+            else:
+                result = tool.handler(caller, parsed)
             body = msgspec.to_builtins(result)
             if not isinstance(body, dict):
                 raise TypeError(f"tool {name} returned {type(result).__name__}, not a response body")

@@ -27,6 +27,7 @@ from skillcore.api.toolbox import Toolbox
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
 from skillcore.capabilities import catalog, drafts
+from skillcore.limits.models import RateClass
 
 
 def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
@@ -49,7 +50,8 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
         return views.capability_protocol(catalog.get_protocol(
             deps.catalog, caller.user_id, arguments.capability_id, host_profile=arguments.host_profile))
 
-    @toolbox.tool("start_create", arguments=StartCreateArguments, errors=(e.UpstreamError,))
+    @toolbox.tool("start_create", arguments=StartCreateArguments, errors=(e.QuotaExceeded, e.UpstreamError),
+                  rate=RateClass.DRAFTING, model=True)
     def start_create(caller: Caller, arguments: StartCreateArguments) -> views.CapabilityDraft:
         """Start creating a capability from the user's description of a routine: returns a draft (revision 1,
         kept 24 hours) with a proposal and the gaps to ask the user about. Nothing is created yet."""
@@ -58,7 +60,7 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
 
     @toolbox.tool("generate_draft", arguments=GenerateDraftArguments,
                   errors=(e.NotFound, e.DraftRevisionConflict, e.SchemaNotAllowed, e.QuotaExceeded,
-                          e.UpstreamError))
+                          e.UpstreamError), rate=RateClass.DRAFTING, model=True)
     def generate_draft(caller: Caller, arguments: GenerateDraftArguments) -> views.CapabilityDraft:
         """Answer a draft's gaps (each by its gapId: a text, or a tool binding of the user's host) and generate
         the draft again (revision + 1). Ask the user; never invent a tool binding or a capability id. A binding
@@ -67,7 +69,7 @@ def register(toolbox: Toolbox, deps: CapabilityRouteDeps) -> None:
                                                             arguments.answers, now=deps.clock()))
 
     @toolbox.tool("confirm_draft", arguments=ConfirmDraftArguments,
-                  errors=(e.NotFound, e.DraftRevisionConflict, e.DraftHasGaps, *CREATE))
+                  errors=(e.NotFound, e.DraftRevisionConflict, e.DraftHasGaps, *CREATE), rate=RateClass.WRITES)
     def confirm_draft(caller: Caller, arguments: ConfirmDraftArguments) -> views.UserCapability:
         """Turn a draft without gaps, at its current revision, into a user capability (status draft). The person
         activates it themselves afterwards, on the Skills page (you cannot); only then does it appear in

@@ -15,6 +15,7 @@ from skillcore.api.toolbox import Toolbox
 from skillcore.api.views import jobs as job_views
 from skillcore.api.views import tools as tool_views
 from skillcore.background import service as background
+from skillcore.limits.models import RateClass
 from skillcore.skills.goal_check_in import GOAL_CHECK_IN_REMINDER
 from skillcore.skills.memory_recall import MEMORY_RECALL, RecallOutput
 from skillcore.tools.service import ToolCallDeps, call_tool_skill
@@ -36,7 +37,7 @@ def register(toolbox: Toolbox, deps: SkillDeps) -> None:
 
     @toolbox.tool("schedule_goal_check_in", arguments=ScheduleGoalCheckInArguments,
                   errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired,
-                          e.RunAtOutOfRange, e.ConcurrentUpdate))
+                          e.RunAtOutOfRange, e.ConcurrentUpdate), rate=RateClass.WRITES)
     def schedule_goal_check_in(caller: Caller, arguments: ScheduleGoalCheckInArguments) -> job_views.BackgroundJob:
         """Schedule a goal check-in: at runAt (1 minute to 1 year ahead, with an offset) the agent writes a
         check-in message into its chat with you, quoting the optional note. Needs the skill's

@@ -10,10 +10,12 @@ from skillcore.api.routes_hosted import CALL_ERRORS, HostedRouteDeps
 from skillcore.api.toolbox import Toolbox
 from skillcore.api.views import hosted as views
 from skillcore.hosted import calls
+from skillcore.limits.models import RateClass
 
 
 def register(toolbox: Toolbox, deps: HostedRouteDeps) -> None:
-    @toolbox.tool("call_hosted_tool", arguments=CallHostedToolArguments, errors=CALL_ERRORS)
+    @toolbox.tool("call_hosted_tool", arguments=CallHostedToolArguments, errors=CALL_ERRORS,
+                  rate=RateClass.HOSTED_CALLS)
     def call_hosted_tool(caller: Caller, arguments: CallHostedToolArguments) -> views.HostedCall:
         """Call a tool of one of your hosted workflows (an endpoint you connected on the Skills page), with
         arguments valid for its input schema and a clientCallId of your own: the same clientCallId answers

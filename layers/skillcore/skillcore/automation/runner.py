@@ -4,15 +4,19 @@ The scan and the run's decisions live here; claiming and scheduling in automatio
 transcript in automation/transcript.py, the model loop in automation/agent_turn.py. For each target
 agent with visible activity on the slot's day or the day before (the job's local days) the agent runs once. The automation
 skill that runs jobs (skills.automations.job_runner()) guards the run: without its grant the run is
-`skipped` and audited as denied; the model may use only config.tools ∩ the skill's allowlist.
+`skipped` and audited as denied; the model may use only config.tools ∩ the skill's allowlist. A run that
+would ask the model over the user's daily model budget (skillcore/limits/) is `skipped` with errorCode
+`budget_exhausted`, audited as denied; its model calls are charged to the user's budget.
 """
 
 from __future__ import annotations
 
+import contextlib
 import random
 import time
 from collections import deque
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
 from skillcore.automation import store
@@ -29,6 +33,8 @@ from skillcore.db.errors import StoreError
 from skillcore.db.records import ScanFailures, UnreadableRecord
 from skillcore.errors import ConcurrentUpdate
 from skillcore.ids import new_id
+from skillcore.limits.errors import BudgetExhausted
+from skillcore.limits.service import Limiter
 from skillcore.memory.ports import read_write_ports
 from skillcore.model.port import ChatModel, ModelError
 from skillcore.observability import automation_run, job_keys, logger, slot_delay
@@ -46,9 +52,10 @@ class AutomationRunner:
     def __init__(
         self, db: Db, skills: Skills, model: ChatModel, *, retry: RetryPolicy | None = None,
         rng: random.Random | None = None, batch_size: int = DEFAULT_BATCH, ports_for: PortsFor | None = None,
-        concurrency: int = DEFAULT_CONCURRENCY,
+        concurrency: int = DEFAULT_CONCURRENCY, limiter: Limiter | None = None,
     ):
         self._db = db
+        self._limiter = limiter  # the user's daily model budget: a run over it is skipped (`budget_exhausted`)
         self._skills = skills
         self._model = model
         self._retry = retry or RetryPolicy()
@@ -186,14 +193,22 @@ class AutomationRunner:
         since = window_start(job, slot)  # the slot's days: a run that starts late reads what an on-time one would
         conversations = conversation_store.list_all(self._db, job.user_id)
         touched: list[str] = []
-        for agent in allowed_agents:
-            active = active_conversations(conversations, agent.agent_id, since)
-            if not active:
-                continue
-            lines = transcript(self._db, active, agent.agent_id, since)
-            if not lines:
-                continue
-            touched.append(self._agent_turn.run(job, definition, tools, agent, slot, now, lines, grants))
+        work = [(agent, active) for agent in allowed_agents
+                if (active := active_conversations(conversations, agent.agent_id, since))]
+        charged: AbstractContextManager[object] = contextlib.nullcontext()
+        if work and self._limiter is not None:
+            # The model is about to be asked: within the user's budget of the day, or the run is skipped and says so.
+            charged = self._limiter.run_charged(job.user_id, now)
+        try:
+            with charged:
+                for agent, active in work:
+                    lines = transcript(self._db, active, agent.agent_id, since)
+                    if not lines:
+                        continue
+                    touched.append(self._agent_turn.run(job, definition, tools, agent, slot, now, lines, grants))
+        except BudgetExhausted:
+            self._audit(job, now, Decision.DENIED, "budget_exhausted")
+            return RunOutcome(RunStatus.SKIPPED, "budget_exhausted")
         if not touched:
             return RunOutcome(RunStatus.SKIPPED, "no_activity")
         return RunOutcome(RunStatus.SUCCEEDED, conversation_ids=touched)

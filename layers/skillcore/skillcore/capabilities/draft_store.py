@@ -13,6 +13,8 @@ decides expiry from the item's own time, never from its absence: writes are cond
 
 Access patterns:
 - get one: GetItem (pk, sk), consistent.
+- count the open ones (at most SKILLS_MAX_OPEN_DRAFTS, checked before a new draft is generated): a Query of
+  the user's partition with `Select: COUNT`, filtered on open and unexpired.
 - create: PutItem conditioned on the key being new.
 - generate: Put of the whole item conditioned on `revision = :read AND status = open AND ttl > :now`.
 - confirm: an Update (status confirmed, revision + 1, the new userCapabilityId) with the same condition,
@@ -105,6 +107,24 @@ def get(db: Db, user_id: str, draft_id: str) -> Draft | None:
                                   ConsistentRead=True)
     item = from_item(response.get("Item"))
     return draft_from_item(item) if item else None
+
+
+def count_open(db: Db, user_id: str, now: datetime) -> int:
+    """The user's open drafts at `now` (open and unexpired): a Query of their partition, counted by DynamoDB."""
+    params: dict[str, Any] = {
+        "TableName": db.tables.capability_drafts, "KeyConditionExpression": "#pk = :pk",
+        "FilterExpression": f"{OPEN} AND {NOT_EXPIRED}", "Select": "COUNT", "ConsistentRead": True,
+        "ExpressionAttributeNames": {"#pk": "pk", "#status": "status", "#ttl": "ttl"},
+        "ExpressionAttributeValues": {":pk": to_value(user_id), ":open": to_value(DraftStatus.OPEN.value),
+                                      ":now": to_value(epoch(now))},
+    }
+    count = 0
+    while True:
+        response = db.client.query(**params)
+        count += int(response.get("Count", 0))
+        if "LastEvaluatedKey" not in response:
+            return count
+        params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
 
 
 # -- operations -------------------------------------------------------------------------------------

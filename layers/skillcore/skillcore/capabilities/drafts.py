@@ -66,6 +66,7 @@ class DraftDeps(Struct, frozen=True):
     # The model port, built on first use (the Bedrock client is not needed at a function's cold start).
     model: Callable[[], ChatModel]
     max_tokens: int | None = None
+    max_open_drafts: int = 0  # open drafts a user may hold (SKILLS_MAX_OPEN_DRAFTS; 0: no limit)
 
 
 # -- audit ------------------------------------------------------------------------------------------
@@ -122,7 +123,11 @@ def get_draft(deps: DraftDeps, user_id: str, draft_id: str, *, now: datetime) ->
 
 
 def start_create(deps: DraftDeps, user_id: str, description: str, *, now: datetime) -> Draft:
-    """A new open draft from the description, generated once: revision 1, expiring in 24 h."""
+    """A new open draft from the description, generated once: revision 1, expiring in 24 h; 422
+    `quota_exceeded` (`drafts`) when the user already holds `max_open_drafts` open ones (checked before the model
+    is asked; two concurrent starts may both pass the count, so the bound is soft by the requests in flight)."""
+    if deps.max_open_drafts and store.count_open(deps.capabilities.db, user_id, now) >= deps.max_open_drafts:
+        raise errors.quota_exceeded(errors.DRAFTS_QUOTA, deps.max_open_drafts)
     draft_id = new_id(now)
     proposal, gaps = _generate(deps, description, (), (), 1)
     draft = Draft(

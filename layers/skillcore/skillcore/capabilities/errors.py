@@ -13,6 +13,7 @@ from skillcore.errors import Conflict, NotFound, QuotaExceeded, RuleViolation, V
 
 CAPABILITIES_QUOTA = "capabilities"
 BINDINGS_QUOTA = "bindings"
+DRAFTS_QUOTA = "drafts"  # open capability drafts (SKILLS_MAX_OPEN_DRAFTS)
 
 
 class CapabilityNameTaken(Conflict):

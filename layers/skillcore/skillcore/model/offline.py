@@ -15,18 +15,23 @@ With tools offered, it calls them as `tool_planner` decides (automation runs plu
 extractor of automation/offline_extraction.py); without a planner it calls none. After tool results, an
 AUTOMATION request is answered "Memory review done: N saved, M forgotten." (Chinese:
 "记忆整理完成：保存 N 条，忘记 M 条。"), counting the successful results of each tool.
+Usage: it reports tokens as its own estimate, one per 4 characters (rounded up) of the request (system blocks,
+messages, tools) and of its answer, so the daily model budget (skillcore/limits/) counts offline as it does with
+Bedrock's `usage`.
 Chinese or English follows the user (skillcore/language.py): their latest message that shows a language,
 the transcript's user lines first in an automation run, else Chinese.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 
 from skillcore.language import Language, choose
 from skillcore.model.port import BlockKind, ModelRequest, ModelResponse, ToolCall
 
 ECHO_CHARS = 200
+CHARS_PER_TOKEN = 4
 
 ToolPlanner = Callable[[ModelRequest], tuple[ToolCall, ...]]
 
@@ -39,8 +44,12 @@ class OfflineModel:
         if request.tools and self._tool_planner and not _has_tool_results(request):
             calls = self._tool_planner(request)
             if calls:
-                return ModelResponse(text="", tool_calls=calls, stop_reason="tool_use")
-        return ModelResponse(text=self.reply_text(request), stop_reason="end_turn")
+                return ModelResponse(text="", tool_calls=calls, stop_reason="tool_use",
+                                     input_tokens=input_tokens(request),
+                                     output_tokens=estimate_tokens(json.dumps([c.input for c in calls])))
+        text = self.reply_text(request)
+        return ModelResponse(text=text, stop_reason="end_turn", input_tokens=input_tokens(request),
+                             output_tokens=estimate_tokens(text))
 
     def reply_text(self, request: ModelRequest) -> str:
         last_user = next((m.text for m in reversed(request.messages) if m.role == "user" and m.text), "")
@@ -72,6 +81,20 @@ class OfflineModel:
         if memories:
             text += f" [memories: {memories}]"
         return text
+
+
+def estimate_tokens(text: str) -> int:
+    """The offline model's usage: one token per 4 characters, rounded up (deterministic, as Bedrock's is not)."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
+def input_tokens(request: ModelRequest) -> int:
+    """What the request would cost as input: its system blocks with their facts, its messages and tools."""
+    parts = [block.text + "".join(block.facts) for block in request.system]
+    parts += [m.text + json.dumps([c.input for c in m.tool_calls]) + json.dumps([r.content for r in m.tool_results])
+              for m in request.messages]
+    parts += [tool.name + tool.description + json.dumps(tool.input_schema) for tool in request.tools]
+    return estimate_tokens("".join(parts))
 
 
 def _language(request: ModelRequest) -> Language:

@@ -50,6 +50,18 @@ class Limits(Body, frozen=True, kw_only=True):
     endpoint_token: int
 
 
+class Usage(Body, frozen=True, kw_only=True):
+    """The caller's model tokens of the day (UTC; calls in flight included) against the daily budget
+    (`tokensPerDay`, 0: no budget), and when it resets; the rates per minute of each route class (0: none)."""
+
+    day: str
+    tokens_used: int
+    tokens_per_day: int
+    resets_at: Time
+    rates_per_minute: dict[str, int]
+    max_open_drafts: int
+
+
 class Profile(Body, frozen=True, kw_only=True):
     user_id: str
     timezone: str
