@@ -7,7 +7,7 @@ invalid on purpose stays invalid.
 
 One check, `valid_data_accepted_unless_a_rule_refuses`, stands in for schemathesis's `positive_data_acceptance`
 (which schemathesis.toml turns off, saying why). The built-in one fails every 422 to a schema-valid request.
-The contract (API.md) also answers 422 for rules that a JSON Schema cannot state because they depend on state
+The contract (docs/contract.md) also answers 422 for rules that a JSON Schema cannot state because they depend on state
 the request does not carry or on the clock: the grant is not active (`permission_required`), the skill is
 switched off (`skill_disabled`), `runAt` is not 1 minute to 1 year from now (`run_at_out_of_range`), a zone is
 not in the IANA database (`invalid_timezone`), a tool is not registered (`unknown_tool`), a manifest does not

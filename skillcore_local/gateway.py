@@ -10,7 +10,7 @@ documents (docs.py). The HTTP server is http_server.py. Before any of them, the 
 gateway accepts (acceptance.py): a loopback or configured Host, and no other origin's POST to `/_local/*`.
 
 Where AWS's own answer would be `{"message": "Unauthorized"}` or `{"message": "Not Found"}`, this gateway
-answers the API's error envelope instead (API.md), so clients see one error shape everywhere.
+answers the API's error envelope instead (docs/contract.md), so clients see one error shape everywhere.
 """
 
 from __future__ import annotations

@@ -155,7 +155,7 @@ def function_env(
         if resolved is not None:
             env[name] = resolved
     env.update(table_env)
-    # Hosted endpoints (API.md section 3): the allow-list, and the local-only settings that let a test server on
+    # Hosted endpoints (docs/contract.md "The local stack"): the allow-list, and the local-only settings that let a test server on
     # a loopback address stand in for a public endpoint; passed through from the developer's environment.
     for name in HOSTED_PASS_THROUGH:
         if base.get(name):

@@ -18,7 +18,7 @@ from skillcore_local.responses import (
 )
 from skillcore_local.sqs import EventSource
 
-# API.md section 3: what `POST /_local/scan` answers (skillcore/work/scan.py's SUMMARY_KEYS).
+# docs/contract.md "The local stack": what `POST /_local/scan` answers (skillcore/work/scan.py's SUMMARY_KEYS).
 SCAN_SUMMARY_KEYS = ("recovered", "claimed", "succeeded", "retried", "failed", "cancelled", "automationRuns",
                      "errors")
 

@@ -2,7 +2,7 @@
 Streamable HTTP, stateless, JSON answers), served by uvicorn over HTTPS with a certificate for `api.mcp.test`
 made at test time (trustme), on a random loopback address other than 127.0.0.1, port 443 (the port the URL
 policy requires; binding it needs root, as here and in CI). `settings_env()` is what lets skillcore reach it:
-the local-only resolve / allow / CA settings of API.md section 3.
+the local-only resolve / allow / CA settings of docs/contract.md "The local stack".
 
 Besides `/mcp` (echo, add) it serves `/behaviours/mcp`, a second server whose tools misbehave on purpose for
 the call tests: `slow` (answers after SLOW_SECONDS), `huge` (an answer over 1 MiB), `tool_error` (a result with

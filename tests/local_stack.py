@@ -7,7 +7,7 @@ Fixtures:
   which adds `token()` and `call()`. The stack's environment is applied around each test that uses it,
   so the rest of the session never sees its table names.
 - `hosted`, `hosted_stack` (per module): a real MCP test server (tests/hosted_server.py) and a stack of its own
-  whose HostedFunction reaches it through the local-only hosted settings (API.md section 3).
+  whose HostedFunction reaches it through the local-only hosted settings (docs/contract.md "The local stack").
 - `ddb_local`: DynamoDB Local with the template's tables under their own prefix (for concurrency tests
   that drive the stores directly); it is the same server the stack uses.
 """

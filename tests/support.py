@@ -86,7 +86,7 @@ def invoke(module: ModuleType, event: dict[str, Any]) -> tuple[int, Any]:
 class ScanPath:
     """The deployed scan path in one call: ScanFunction dispatches shard tasks to the work queue (moto's
     SQS), then WorkerFunction receives them as SQS events until the queue is empty, deleting what its
-    partial batch response did not list as failed. Answers the workers' summed counts (API.md section 3)."""
+    partial batch response did not list as failed. Answers the workers' summed counts (docs/contract.md "The local stack")."""
 
     def __init__(self) -> None:
         import boto3

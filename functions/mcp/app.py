@@ -1,4 +1,4 @@
-"""McpFunction: POST /mcp, skillcore's MCP face for agent hosts (API.md section 4).
+"""McpFunction: POST /mcp, skillcore's MCP face for agent hosts (docs/contract.md "The MCP face").
 
 Its tools (skillcore/api/route_table.py) are wired once per cold start by skillcore/bootstrap.py, each a thin
 shell over the same service function as its HTTP route (skillcore/api/tools_*.py); each invocation serves one

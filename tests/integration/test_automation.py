@@ -124,7 +124,7 @@ def test_scan_at_the_slot_extracts_memories_and_advances(fns):
     _, runs = invoke(rpc, load_event("rpc_list_automation_runs.json", path_ids={"JOB_ID": done["jobId"]}))
     assert [r["status"] for r in runs["items"]] == ["succeeded"]
     # The run record keeps its slot delay (slot to end: the scan came 30 s after the slot), internal to the
-    # store (the runs view has API.md's fields only).
+    # store (the runs view has the contract's fields only).
     assert "slotDelayMs" not in runs["items"][0]
     record = automation_store.get_run(make_db(Settings.from_env()), done["jobId"], next_slot)
     assert record is not None and record.finished_at is not None

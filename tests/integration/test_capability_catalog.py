@@ -1,4 +1,4 @@
-"""The catalog and protocols an agent host reads, through the RPC handler (moto): API.md "Capability catalog
+"""The catalog and protocols an agent host reads, through the RPC handler (moto): docs/contract.md "Capability catalog
 and protocols". The catalog is a projection (a switch, a grant or a status change shows in the next call),
 a protocol is never cached, a draft is 409 unless its owner previews it, another user's is 404, a protocol
 carries only what its steps reference, and each call makes few DynamoDB requests (no Scan)."""

@@ -1,6 +1,6 @@
 """Creating a capability by conversation through the RPC handler (moto), with the offline drafter: the whole
 flow start → generate → confirm, gaps and their answers, the errors of each route, owner isolation, expiry and
-the audit (API.md "Creating a capability by conversation")."""
+the audit (docs/contract.md "Creating a capability by conversation")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""User capabilities through the RPC handler (moto): every route of API.md "User-defined capabilities", its
+"""User capabilities through the RPC handler (moto): every route of docs/contract.md "User-defined capabilities", its
 statuses, error codes and `details`, the defences in their order, owner isolation, the audit of every
 mutation, and the DynamoDB requests each operation makes."""
 

@@ -1,4 +1,4 @@
-"""The core of the HTTP contract (API.md) over real HTTP against the local stack: profile, agents,
+"""The core of the HTTP contract (docs/contract.md) over real HTTP against the local stack: profile, agents,
 conversations, the chat turn with the offline model, history, skills and runs, and the error envelope
 for every malformed request."""
 

@@ -1,4 +1,4 @@
-"""Drift of a hosted endpoint's tool list over real HTTP (API.md "Hosted external workflows"): refresh against
+"""Drift of a hosted endpoint's tool list over real HTTP (docs/contract.md "Hosted external workflows"): refresh against
 the real MCP server of tests/hosted_server.py whose tools the tests change at run time, the pending drift,
 accept by fingerprint and version, and the list's cursor. The stack and the server are the ones of
 test_hosted_endpoints_http.py (its fixtures)."""

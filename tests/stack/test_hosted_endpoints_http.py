@@ -1,4 +1,4 @@
-"""Hosted endpoints over real HTTP (API.md "Hosted external workflows"): a local stack of its own whose
+"""Hosted endpoints over real HTTP (docs/contract.md "Hosted external workflows"): a local stack of its own whose
 HostedFunction reaches a real MCP server (tests/hosted_server.py: the official SDK over HTTPS with a trustme
 certificate, on a 127/8 address other than 127.0.0.1, port 443) through the local-only settings, which the
 stack passes through from the environment it starts in (the `hosted` and `hosted_stack` fixtures, in tests/local_stack.py:

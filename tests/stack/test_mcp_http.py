@@ -1,4 +1,4 @@
-"""The MCP face over real HTTP (API.md section 4): the official MCP client (the `mcp` SDK's Client over
+"""The MCP face over real HTTP (docs/contract.md "The MCP face"): the official MCP client (the `mcp` SDK's Client over
 Streamable HTTP) against the local gateway, with a local token, the way an agent host connects."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Only skillcore/egress/ opens connections to hosts a user names (issue 12, API.md "Hosted external
+"""Only skillcore/egress/ opens connections to hosts a user names (issue 12, docs/contract.md "Hosted external
 workflows"): no other module of the product (the layer and functions/) imports a socket, TLS or HTTP client
 library, or calls a connect/resolve function by name.
 

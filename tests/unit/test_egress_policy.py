@@ -1,5 +1,5 @@
 """The egress URL policy and address check as one table: each row is a URL and what the fake DNS answers for
-its host, and either the addresses that would be connected to or the refusal's `reason` (API.md: 422
+its host, and either the addresses that would be connected to or the refusal's `reason` (docs/contract.md: 422
 `url_not_allowed` with `details.reason`)."""
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from skillcore_local import openapi
 from skillcore_local.template import ROOT
 
 CODE = re.compile(r"^[a-z][a-z0-9_]*$")
-# The one code two classes share, as API.md gives it: 422 when deactivating, 409 for a draft's protocol.
+# The one code two classes share, as docs/contract.md gives it: 422 when deactivating, 409 for a draft's protocol.
 SHARED_CODES = {"capability_not_active": {CapabilityNotActive, ProtocolNotActive}}
 
 

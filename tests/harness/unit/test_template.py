@@ -22,9 +22,8 @@ from skillcore_local.template import ROOT, load_template, table_resources
 
 Template = dict[str, Any]
 
-API_MD = ROOT.parent / "shared" / "API.md"
 
-# API.md section 2, every route: (method, path).
+# docs/contract.md, every route: (method, path).
 CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("GET", "/rpc/health"),
     ("PUT", "/rpc/me"),
@@ -86,7 +85,7 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
 )
 
 PUBLIC_ROUTES = {("GET", "/rpc/health")}
-# API.md section 4: the MCP face, the one route outside /rpc/ (behind the same JWT authorizer).
+# docs/contract.md "The MCP face": the MCP face, the one route outside /rpc/ (behind the same JWT authorizer).
 MCP_ROUTES: tuple[tuple[str, str], ...] = (("POST", "/mcp"),)
 
 
@@ -579,7 +578,7 @@ def test_layer_is_built_for_the_functions_runtime_and_architecture(template: Tem
 
 
 def test_contract_routes_are_the_operations_of_openapi_json() -> None:
-    """The template serves exactly what the code documents (API.md section 2 against the document is
+    """The template serves exactly what the code documents (docs/contract.md against the document is
     tests/unit/test_openapi.py's job, with its list of routes later issues build)."""
     document = json.loads((ROOT / "openapi.json").read_text(encoding="utf-8"))
     operations = {(method.upper(), path) for path, ops in document["paths"].items() for method in ops}

@@ -1,6 +1,6 @@
-"""Routes: user-defined capabilities and their tool bindings (API.md "User-defined capabilities"), the catalog
-and protocols an agent host reads (API.md "Capability catalog and protocols"), and creation by conversation
-(API.md "Creating a capability by conversation").
+"""Routes: user-defined capabilities and their tool bindings (docs/contract.md "User-defined capabilities"), the catalog
+and protocols an agent host reads (docs/contract.md "Capability catalog and protocols"), and creation by conversation
+(docs/contract.md "Creating a capability by conversation").
 
 Thin: each handler calls one function of capabilities/service.py, catalog.py or drafts.py, the same the MCP
 face calls.

@@ -1,4 +1,4 @@
-"""Routes: hosted endpoints (API.md "Hosted external workflows"). HostedFunction serves them; each handler calls
+"""Routes: hosted endpoints (docs/contract.md "Hosted external workflows"). HostedFunction serves them; each handler calls
 one function of hosted/service.py."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The MCP face's tools (API.md section 4), without the MCP SDK: each tool is a thin shell over the same
+"""The MCP face's tools (docs/contract.md "The MCP face"), without the MCP SDK: each tool is a thin shell over the same
 service function as its HTTP route, declared the way a route is.
 
     @toolbox.tool("schedule_goal_check_in", arguments=ScheduleGoalCheckInArguments, errors=(...))

@@ -1,4 +1,4 @@
-"""MCP tools over the capability catalog and creation by conversation (API.md section 4, "Capability catalog
+"""MCP tools over the capability catalog and creation by conversation (docs/contract.md "The MCP face", "Capability catalog
 and protocols", "Creating a capability by conversation").
 
 Each is a thin shell over the same service function as its HTTP route (api/routes_capabilities.py), with the

@@ -1,4 +1,4 @@
-"""MCP tools over the agent's memories and background jobs (API.md section 4).
+"""MCP tools over the agent's memories and background jobs (docs/contract.md "The MCP face").
 
 `schedule_goal_check_in` is `POST /rpc/skills/background-jobs` for the goal check-in skill (the same service,
 checks, errors and audit); `memory_recall` runs the memory recall tool skill under its grant, through the

@@ -1,4 +1,4 @@
-"""The MCP face's `call_hosted_tool` (API.md section 4): `POST /rpc/hosted-endpoints/{endpointId}/calls` as a
+"""The MCP face's `call_hosted_tool` (docs/contract.md "The MCP face"): `POST /rpc/hosted-endpoints/{endpointId}/calls` as a
 tool, the same service function (hosted/calls.py) with the same checks, errors (as `isError` with the envelope)
 and audit."""
 

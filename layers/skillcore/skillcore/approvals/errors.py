@@ -1,4 +1,4 @@
-"""Domain errors of per-operation approvals (API.md "Approvals")."""
+"""Domain errors of per-operation approvals (docs/contract.md "Approvals")."""
 
 from __future__ import annotations
 

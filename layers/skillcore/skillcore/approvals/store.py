@@ -1,4 +1,4 @@
-"""Approvals table: skill_approvals, per-operation approvals (API.md "Approvals").
+"""Approvals table: skill_approvals, per-operation approvals (docs/contract.md "Approvals").
 
 Key design: pk = userId, sk = approvalId. The id is derived from the operation it asks about (user, endpoint,
 tool, the call's clientCallId and the arguments' digest) and the endpoint's binding (its version and pinned

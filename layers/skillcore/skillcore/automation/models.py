@@ -118,7 +118,7 @@ class AutomationRun(Struct, frozen=True, kw_only=True):
     started_at: datetime
     finished_at: datetime | None = None
     # From the slot to the run's end (the SlotDelay metric's value for this run); internal, not in the
-    # runs view (API.md lists that view's fields). None on records written before it was kept.
+    # runs view (docs/contract.md lists that view's fields). None on records written before it was kept.
     slot_delay_ms: int | None = None
 
     def __post_init__(self) -> None:

@@ -1,4 +1,4 @@
-"""Domain errors of background jobs (API.md "Background skills")."""
+"""Domain errors of background jobs (docs/contract.md "Background skills")."""
 
 from __future__ import annotations
 

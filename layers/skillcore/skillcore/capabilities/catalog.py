@@ -1,4 +1,4 @@
-"""The capability catalog and protocols an agent host reads (API.md "Capability catalog and protocols"):
+"""The capability catalog and protocols an agent host reads (docs/contract.md "Capability catalog and protocols"):
 one pair of functions for the HTTP routes and the MCP face (`list_capabilities`, `get_capability_protocol`).
 
 The catalog is a projection, never a maintained list: it is computed on every call from the user's switches,
@@ -90,7 +90,7 @@ def capability_not_found() -> NotFound:
 
 
 def not_active() -> ProtocolNotActive:
-    """A draft's protocol without preview: 409 here (API.md), unlike deactivating a draft (422)."""
+    """A draft's protocol without preview: 409 here (docs/contract.md), unlike deactivating a draft (422)."""
     return ProtocolNotActive()
 
 

@@ -1,4 +1,4 @@
-"""Capability drafts table: skill_capability_drafts (seed 004 creation flow, API.md "Creating a capability by
+"""Capability drafts table: skill_capability_drafts (seed 004 creation flow, docs/contract.md "Creating a capability by
 conversation").
 
 Key design: pk = userId, sk = draftId (a ULID). One item per draft; another user's draft is simply not under

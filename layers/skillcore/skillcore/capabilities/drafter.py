@@ -1,5 +1,5 @@
 """The capability draft generator: the model port with a fixed system prompt and one forced tool, then the
-server's enforcement of what the model proposed (API.md "Creating a capability by conversation").
+server's enforcement of what the model proposed (docs/contract.md "Creating a capability by conversation").
 
 The model only suggests. Its answer is the input of the tool `propose_capability` (a forced tool choice, so
 it is structured data, validated by the same pydantic model as `POST /rpc/user-capabilities`), and whatever

@@ -1,4 +1,4 @@
-"""Creating a capability by conversation (seed 004: start_create → generate_draft → confirm_draft; API.md
+"""Creating a capability by conversation (seed 004: start_create → generate_draft → confirm_draft; docs/contract.md
 "Creating a capability by conversation"). One set of functions for the HTTP routes and the MCP tools, with
 no HTTP in them: the same checks, errors and audit whoever calls.
 

@@ -1,4 +1,4 @@
-"""Domain errors of user-defined capabilities, with the codes API.md gives them ("User-defined capabilities").
+"""Domain errors of user-defined capabilities, with the codes docs/contract.md gives them ("User-defined capabilities").
 
 The store raises these when a transaction's named condition fails (reading the item as it was, ALL_OLD); the
 service raises the same ones when its own read already shows the state, so both paths answer alike. The
@@ -39,7 +39,7 @@ class CapabilityNotActive(RuleViolation):
 
 
 class ProtocolNotActive(Conflict):
-    """A draft's protocol asked for without preview: 409 under the same code as CapabilityNotActive, as API.md
+    """A draft's protocol asked for without preview: 409 under the same code as CapabilityNotActive, as docs/contract.md
     ("Capability catalog and protocols") gives it; the one code two classes share (the registry test knows)."""
 
     code = "capability_not_active"
@@ -168,7 +168,7 @@ def defence_error(code: str, message: str, errors: list[dict[str, Any]]) -> Defe
     return DEFENCES[code](message, DefenceErrors(errors=errors))
 
 
-# -- drafts (API.md "Creating a capability by conversation") -----------------------------------------
+# -- drafts (docs/contract.md "Creating a capability by conversation") -----------------------------------------
 
 def draft_not_found() -> NotFound:
     return NotFound("capability draft not found")

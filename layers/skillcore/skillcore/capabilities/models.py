@@ -1,4 +1,4 @@
-"""Domain records of user-defined capabilities (seed 004, API.md "User-defined capabilities").
+"""Domain records of user-defined capabilities (seed 004, docs/contract.md "User-defined capabilities").
 
 Two clauses of the seed's design are the point of these types, so they are written here where every reader
 of the model sees them:
@@ -94,7 +94,7 @@ class UserCapability(Frozen, frozen=True, kw_only=True):
         return next((b for b in self.tool_bindings if b.name == name), None)
 
 
-# -- creation by conversation (API.md "Creating a capability by conversation") ---------------------------
+# -- creation by conversation (docs/contract.md "Creating a capability by conversation") ---------------------------
 
 DRAFT_LIFETIME_HOURS = 24
 

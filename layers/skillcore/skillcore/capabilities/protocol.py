@@ -1,5 +1,5 @@
 """The protocol renderer: the Markdown an agent host reads, produced by this template from structure alone
-(seed 004; API.md "Capability catalog and protocols").
+(seed 004; docs/contract.md "Capability catalog and protocols").
 
 A `user:` capability stores no Markdown. Everything a protocol says is written here: the fixed header (what
 the capability is, that the protocol holds for this session only and must not be stored in memory), the

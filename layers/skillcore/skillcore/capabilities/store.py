@@ -1,4 +1,4 @@
-"""User capabilities table: skill_user_capabilities (seed 004, API.md "User-defined capabilities").
+"""User capabilities table: skill_user_capabilities (seed 004, docs/contract.md "User-defined capabilities").
 
 Key design: pk = userId; one partition holds everything of one user, so every write below is one
 transaction within one partition and another user's ids simply do not exist here. Items by sk:

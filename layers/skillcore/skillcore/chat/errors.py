@@ -1,4 +1,4 @@
-"""Domain errors of the chat turn (API.md "Chat")."""
+"""Domain errors of the chat turn (docs/contract.md "Chat")."""
 
 from __future__ import annotations
 

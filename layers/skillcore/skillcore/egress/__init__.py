@@ -1,4 +1,4 @@
-"""Egress: the one way out to a user-given host (hosted external workflows, seed 004; API.md "Hosted external
+"""Egress: the one way out to a user-given host (hosted external workflows, seed 004; docs/contract.md "Hosted external
 workflows"). No other module opens a connection to a host a user named; tests/unit/test_egress_boundary.py
 enforces it.
 

@@ -1,7 +1,7 @@
 """Egress settings, read once at the edge (the function that calls hosted endpoints) and passed down.
 
 - `SKILLS_HOSTED_ALLOWED_DOMAINS`: the operator's allow-list (comma-separated domains), in AWS and locally.
-- Local-only (API.md section 3), honoured only when `local` is true, i.e. `SKILLS_LOCAL=1`, which only the
+- Local-only (docs/contract.md "The local stack"), honoured only when `local` is true, i.e. `SKILLS_LOCAL=1`, which only the
   local stack (skillcore_local/invoke.py) and the tests set and the template never does; outside that they are
   ignored, whatever their value (tests/harness/unit/test_template.py checks the template sets none of them):
   - `SKILLS_LOCAL_HOSTED_RESOLVE`: `name=address,...` answered instead of DNS (a name may repeat for several

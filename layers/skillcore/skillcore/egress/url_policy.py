@@ -1,4 +1,4 @@
-"""The URL policy of API.md "Hosted external workflows": what a hosted endpoint's URL may look like.
+"""The URL policy of docs/contract.md "Hosted external workflows": what a hosted endpoint's URL may look like.
 
 Parsed with `httpx2.URL`, the parser of the HTTP client that the MCP SDK (mcp 2.x) depends on and that
 `transport` sends with: the host checked here is the host the request goes to. Before the parser sees it, the

@@ -1,4 +1,4 @@
-"""A proxied call to one tool of a user's hosted endpoint (API.md "Hosted external workflows", `POST
+"""A proxied call to one tool of a user's hosted endpoint (docs/contract.md "Hosted external workflows", `POST
 /rpc/hosted-endpoints/{endpointId}/calls`; the MCP face's `call_hosted_tool`; the chat turn's hosted tools).
 
     result = calls.call(deps, user_id, endpoint_id, tool_name=..., arguments=..., client_call_id=...,
@@ -9,7 +9,7 @@ tool input may carry them) are refused first, as a malformed body (422 `validati
 no digest exists to bind or audit them (approvals/digest.py). So are arguments whose canonical form is over
 64 KiB (keyword `maxBytes`: an approval keeps them whole, approvals/models.MAX_CANONICAL_BYTES, the call body's
 own limit).
-Then the checks, in API.md's order, each refusal a DomainError with the API's code:
+Then the checks, in the contract's order, each refusal a DomainError with the API's code:
 1. the grant: `hosted_workflow:invoke` of the hosted workflows skill (`deps.skill`) through PolicyGate (422
    `permission_required`; a skill switched off is 422 `skill_disabled`, the catalog's switch like every skill's);
 2. the endpoint exists for this user (404 otherwise, another user's too) and is not disabled (409
@@ -17,7 +17,7 @@ Then the checks, in API.md's order, each refusal a DomainError with the API's co
    then a clientCallId already used answers here, after the grant and the endpoint (a revoked grant or a
    disabled endpoint is refused even for a stored result): its stored answer, or 409 `idempotency_key_reused`;
 3. the tool: one a pending refresh added or changed is 409 `tool_drifted`; one not in the stored snapshot is 422
-   `unknown_tool`; one switched off is 409 `tool_drifted` too, because API.md lists "enabled and not drifted"
+   `unknown_tool`; one switched off is 409 `tool_drifted` too, because docs/contract.md lists "enabled and not drifted"
    under that one code (and a tool adopted from a drift starts disabled: the same refusal before and after
    the owner accepts the list, until they switch it on);
 4. the arguments against the snapshot's input schema (422 `validation_error`, `details.errors` = JSON paths
@@ -228,7 +228,7 @@ class _EndpointChanged(Exception):
 
 def call(deps: service.HostedDeps, user_id: str, endpoint_id: str, *, tool_name: str, arguments: dict[str, Any],
          client_call_id: str, approval_id: str | None, now: datetime, agent_id: str | None = None) -> CallResult:
-    """One call of `tool_name` on the user's endpoint, with every check of API.md in its order (module
+    """One call of `tool_name` on the user's endpoint, with every check of docs/contract.md in its order (module
     docstring). `agent_id`, for a call made on an agent's behalf (the chat turn), lets an agent-scope grant
     count before the user's. Raises the API's DomainErrors."""
     unsafe = non_finite(arguments)

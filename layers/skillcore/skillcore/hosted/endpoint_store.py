@@ -1,4 +1,4 @@
-"""Hosted endpoints table: skill_hosted_endpoints (API.md "Hosted external workflows").
+"""Hosted endpoints table: skill_hosted_endpoints (docs/contract.md "Hosted external workflows").
 
 Key design: pk = userId; one partition per user, so every write is a transaction within it and another user's
 ids do not exist here. Items by sk:

@@ -1,4 +1,4 @@
-"""Domain errors of hosted external workflows, with the codes API.md gives them ("Hosted external workflows")."""
+"""Domain errors of hosted external workflows, with the codes docs/contract.md gives them ("Hosted external workflows")."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Bounded validation of a hosted call's arguments: what a snapshot's input schema may hold, what arguments may
-be, and the validation itself (API.md "Hosted external workflows").
+be, and the validation itself (docs/contract.md "Hosted external workflows").
 
 A remote server writes the schema and a user (or a model) writes the arguments, so neither may make validation
 stall, recurse without end or reach out. Three bounds, each checked before the next step runs:

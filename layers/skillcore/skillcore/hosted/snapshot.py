@@ -1,6 +1,6 @@
 """The snapshot of an endpoint's tool list, and the rules it must meet before it is stored.
 
-Caps (API.md): at most 64 tools and 256 KiB of canonical JSON; a tool name of MCP's shape
+Caps (docs/contract.md): at most 64 tools and 256 KiB of canonical JSON; a tool name of MCP's shape
 (`[A-Za-z0-9_.-]{1,128}`, unique), a description of at most 4096 characters, an input schema that is a
 JSON object of type object, valid under Draft 2020-12, nested at most 32 deep.
 

@@ -1,4 +1,4 @@
-"""At scale the scan only dispatches (DESIGN.md flow 3): it finds the shards with due work and sends one
+"""At scale the scan only dispatches (docs/architecture.md, flow 3): it finds the shards with due work and sends one
 queue message per shard; WorkerFunction runs each shard with the same conditional claims as before.
 
 - `find_work` (the scan): one Query with Limit 1 per shard and index (due background jobs, expired

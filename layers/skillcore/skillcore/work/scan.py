@@ -1,7 +1,7 @@
 """The scan's contract: its "now" is the scheduled event's `time`, and it answers a summary of counts.
 
 Deployed, the scan dispatches (`dispatch_scan`: one queue message per shard with due work) and
-WorkerFunction works each message (`ShardWork`); the counts of API.md section 3 are then the sum of the
+WorkerFunction works each message (`ShardWork`); the counts of docs/contract.md "The local stack" are then the sum of the
 workers' summaries, which is what the local stack's `POST /_local/scan` answers after draining the queue.
 `run_scan` is the same work in one call (every shard in turn), for the bench and the in-process tests.
 """

@@ -43,7 +43,7 @@ class UserCapabilityQuery(Paging):
     status: CapabilityStatus | None = None
 
 
-# -- creation by conversation (API.md "Creating a capability by conversation") -------------------------
+# -- creation by conversation (docs/contract.md "Creating a capability by conversation") -------------------------
 
 DESCRIPTION_MAX = 2000
 

@@ -1,4 +1,4 @@
-"""Request models of the hosted endpoint routes (API.md "Hosted external workflows"): the shape only; the URL
+"""Request models of the hosted endpoint routes (docs/contract.md "Hosted external workflows"): the shape only; the URL
 policy runs in the service (its answer is `url_not_allowed` with a reason, not a shape error)."""
 
 from typing import Annotated, Any, Literal

@@ -1,4 +1,4 @@
-"""Argument models of the MCP tools (API.md section 4): strict, camelCase, like the route bodies."""
+"""Argument models of the MCP tools (docs/contract.md "The MCP face"): strict, camelCase, like the route bodies."""
 
 from typing import Annotated
 

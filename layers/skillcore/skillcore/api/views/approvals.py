@@ -1,4 +1,4 @@
-"""Bodies of the approval routes (API.md "Approvals")."""
+"""Bodies of the approval routes (docs/contract.md "Approvals")."""
 
 from __future__ import annotations
 

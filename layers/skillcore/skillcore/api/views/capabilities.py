@@ -1,4 +1,4 @@
-"""Bodies of the user capability routes (API.md "User-defined capabilities")."""
+"""Bodies of the user capability routes (docs/contract.md "User-defined capabilities")."""
 
 from __future__ import annotations
 
@@ -144,7 +144,7 @@ def capability_draft(d: models.Draft) -> CapabilityDraft:
     )
 
 
-# -- the catalog and protocols an agent host reads (API.md "Capability catalog and protocols") ----------
+# -- the catalog and protocols an agent host reads (docs/contract.md "Capability catalog and protocols") ----------
 
 class CatalogPermission(Body, frozen=True, kw_only=True):
     code: str

@@ -1,4 +1,4 @@
-"""Bodies of the hosted endpoint routes (API.md "Hosted external workflows"). The URL and the token are never
+"""Bodies of the hosted endpoint routes (docs/contract.md "Hosted external workflows"). The URL and the token are never
 here: `host` and `urlMasked` only."""
 
 from __future__ import annotations

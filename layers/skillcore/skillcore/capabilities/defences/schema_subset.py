@@ -1,4 +1,4 @@
-"""Defence 3: a binding's `inputSchema` is a small JSON Schema draft-07 subset (API.md, "User-defined capabilities").
+"""Defence 3: a binding's `inputSchema` is a small JSON Schema draft-07 subset (docs/contract.md, "User-defined capabilities").
 
 Allowed keywords only: `type`, `properties`, `required`, `additionalProperties`, `items`, `enum`, `const`,
 the numeric bounds (`minimum`, `maximum`, `exclusiveMinimum`, `exclusiveMaximum`), the length bounds
