@@ -44,7 +44,7 @@ class AuditQuery(Paging):
     skill_id: str | None = Field(default=None, alias="skillId", min_length=1, max_length=128, pattern=_AUDIT_CODE,
                                  description="The event's skillId, exactly.")
     # The document lists the values (an enum) that the validator below accepts, so a client sees them all.
-    action: str | None = Field(default=None, min_length=1, max_length=64,
+    action: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[a-z_]+(\.[a-z_]+)*\.?$",
                                json_schema_extra={"enum": sorted(AUDIT_ACTIONS | AUDIT_ACTION_FAMILIES)},
                                description='An action (`tool.execute`) or a family: a prefix ending in "." '
                                            "(`hosted_endpoint.`).")
