@@ -145,10 +145,17 @@ def test_an_operator_filters_one_users_events(stack: StackClient, owner: tuple[C
     assert status == 403, body
 
 
+def test_a_range_that_ends_before_it_starts_is_empty(stack: StackClient) -> None:
+    caller = Caller(stack, "audit-bad")
+    query = {"from": "2026-11-01T08:00:00Z", "to": "2026-11-01T07:00:00Z"}
+    status, body = caller.call("GET", f"{PATH}?{urlencode(query)}")
+    assert (status, body) == (200, {"items": [], "nextCursor": None})
+
+
 @pytest.mark.parametrize(("query", "path"), [
     ({"from": "2026-11-01T08:00:00"}, "from"),
     ({"to": "2026-11-01T08:00:00"}, "to"),
-    ({"from": "2026-11-01T08:00:00Z", "to": "2026-11-01T07:00:00Z"}, "to"),
+    ({"to": "0.5"}, "to"),
     ({"decision": "maybe"}, "decision"),
     ({"action": "tool."[:-1]}, "action"),
     ({"skillId": "two words"}, "skillId"),

@@ -1,8 +1,9 @@
 """Request models of the skill, permission and audit routes."""
 
+import re
 from typing import Literal
 
-from pydantic import AwareDatetime, Field, ValidationInfo, field_validator
+from pydantic import AwareDatetime, Field, JsonValue, field_validator
 
 from skillcore.api.requests import Paging
 from skillcore.policy.audit import AuditAction, Decision
@@ -37,6 +38,10 @@ AUDIT_ACTION_FAMILIES = frozenset(
 _AUDIT_CODE = r"^[A-Za-z0-9][A-Za-z0-9:_.#@/+-]{0,127}$"
 
 
+_ACTION_VALUES: list[JsonValue] = [*sorted(AUDIT_ACTIONS | AUDIT_ACTION_FAMILIES)]  # the query's enum
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 class AuditQuery(Paging):
     """The audit's filters (docs/contract.md "Audit and runs"): each one given narrows the list; `from` is
     inclusive and `to` exclusive, both times with an offset."""
@@ -45,7 +50,7 @@ class AuditQuery(Paging):
                                  description="The event's skillId, exactly.")
     # The document lists the values (an enum) that the validator below accepts, so a client sees them all.
     action: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[a-z_]+(\.[a-z_]+)*\.?$",
-                               json_schema_extra={"enum": sorted(AUDIT_ACTIONS | AUDIT_ACTION_FAMILIES)},
+                               json_schema_extra={"enum": _ACTION_VALUES},
                                description='An action (`tool.execute`) or a family: a prefix ending in "." '
                                            "(`hosted_endpoint.`).")
     decision: Decision | None = Field(default=None, description="The outcome.")
@@ -54,7 +59,7 @@ class AuditQuery(Paging):
     since: AwareDatetime | None = Field(default=None, alias="from",
                                         description="Inclusive; a time with an offset (a naive time is 422).")
     until: AwareDatetime | None = Field(default=None, alias="to",
-                                        description="Exclusive, after `from`; a time with an offset.")
+                                        description="Exclusive; a time with an offset (not after `from`: an empty range, no events).")
 
     @field_validator("action")
     @classmethod
@@ -63,12 +68,13 @@ class AuditQuery(Paging):
             raise ValueError("not an audit action nor a family of them (a prefix ending in '.')")
         return value
 
-    @field_validator("until")
+    @field_validator("since", "until", mode="before")
     @classmethod
-    def _after_from(cls, value: AwareDatetime | None, info: ValidationInfo) -> AwareDatetime | None:
-        since = info.data.get("since")
-        if value is not None and since is not None and value <= since:
-            raise ValueError("must be after `from`")
+    def _a_time_not_a_number(cls, value: object) -> object:
+        # A query string is text, and pydantic's lax mode would read "0.5" as seconds since the epoch (UTC):
+        # the document says a date-time with an offset, and nothing else is one.
+        if isinstance(value, str) and _NUMBER.fullmatch(value.strip()):
+            raise ValueError("a time with an offset (ISO 8601), not a number")
         return value
 
 
