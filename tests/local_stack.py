@@ -149,6 +149,17 @@ class Caller:
         return self.ok("POST", "/rpc/agents", {"name": name}, status=201)
 
 
+class PersonAndHost(Caller):
+    """A person (the page's token) and their agent host (its own token, the same user)."""
+
+    def __init__(self, stack: StackClient, prefix: str | None = None) -> None:
+        super().__init__(stack, prefix)
+        self.host_token = stack.token(self.user, kind="host")
+
+    def as_host(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        return self.stack.call(method, path, body=body, token=self.host_token)
+
+
 @dataclass
 class LocalTables:
     """DynamoDB Local with the template's tables: `env` feeds Settings.from_env(env) without touching os.environ."""

@@ -7,6 +7,7 @@ from tests.local_stack import (  # noqa: F401
     JWT_SECRET,
     Caller,
     LocalTables,
+    PersonAndHost,
     RawResponse,
     StackClient,
 )

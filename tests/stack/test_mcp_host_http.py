@@ -18,7 +18,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.hosted_server import HostedServer
 
-from .conftest import Caller, StackClient
+from .conftest import PersonAndHost, StackClient
 
 pytestmark = pytest.mark.stack
 
@@ -36,17 +36,8 @@ def server(hosted: HostedServer) -> Iterator[HostedServer]:
     hosted.reset_tools()
 
 
-class Person(Caller):
-    """The person (the page's token) and their agent host (its own token, the same user)."""
-
+class Person(PersonAndHost):
     prefix = "mcphost"
-
-    def __init__(self, stack: StackClient) -> None:
-        super().__init__(stack)
-        self.host_token = stack.token(self.user, kind="host")
-
-    def as_host(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        return self.stack.call(method, path, body=body, token=self.host_token)
 
     def host_session(self) -> Client:
         http_client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {self.host_token}"}, timeout=30)

@@ -15,7 +15,7 @@ import pytest
 
 from tests.hosted_server import HostedServer
 
-from .conftest import Caller, StackClient
+from .conftest import PersonAndHost, StackClient
 
 pytestmark = pytest.mark.stack
 
@@ -30,15 +30,8 @@ def server(hosted: HostedServer) -> Iterator[HostedServer]:
     hosted.reset_tools()
 
 
-class Person(Caller):
+class Person(PersonAndHost):
     prefix = "person"
-
-    def __init__(self, stack: StackClient) -> None:
-        super().__init__(stack)
-        self.host_token = stack.token(self.user, kind="host")
-
-    def as_host(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        return self.stack.call(method, path, body=body, token=self.host_token)
 
     def as_signed_in(self, seconds_ago: int, method: str, path: str, body: Any = None) -> tuple[int, Any]:
         """With a person's token whose sign-in (`auth_time`) was `seconds_ago` (a refreshed token keeps it)."""
