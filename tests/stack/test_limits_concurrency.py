@@ -2,7 +2,7 @@
 
 Threads start together behind a barrier:
 - over real HTTP (the local gateway and ChatTurnFunction): limit + 10 chat turns of one user at once over
-  SKILLS_RATE_CHAT_PER_MINUTE (the test stack's 40, tests/local_stack.py: 50 turns) let exactly the limit
+  SKILLS_RATE_CHAT_PER_MINUTE (the test stack's 60, tests/local_stack.py: 70 turns) let exactly the limit
   through; the other 10 are 429 `rate_limited` with `Retry-After` equal to `details.retryAfterSeconds`, and
   wrote nothing;
 - through the store with one client per thread: 40 requests over a limit of 7 take exactly 7; 40 reserves of
@@ -83,9 +83,16 @@ def test_parallel_chat_turns_over_the_rate_let_exactly_the_limit_through(stack: 
         assert error["code"] == "rate_limited" and error["details"]["rateClass"] == "chat"
         assert refused.header("Retry-After") == str(error["details"]["retryAfterSeconds"])
         assert 1 <= error["details"]["retryAfterSeconds"] <= 60
-    # Only the admitted turns were written: the history holds their 2 messages each.
-    history = user.ok("GET", f"/rpc/conversations/{conversation}/messages?limit=100")
-    assert len(history["items"]) == 2 * limit
+    # Only the admitted turns were written: the history holds their 2 messages each (read to its last page).
+    items: list[Any] = []
+    cursor = ""
+    while True:
+        page = user.ok("GET", f"/rpc/conversations/{conversation}/messages?limit=100{cursor}")
+        items += page["items"]
+        if not page["nextCursor"]:
+            break
+        cursor = f"&cursor={page['nextCursor']}"
+    assert len(items) == 2 * limit
 
 
 def test_parallel_takes_and_reserves_in_the_store_admit_exactly_the_limit(ddb_local: LocalTables) -> None:
