@@ -136,7 +136,7 @@ class Root:
     def limiter(self) -> Limiter:
         """The per-user limits (skillcore/limits/): the router and the MCP toolbox ask it before a limited route
         or tool; a model-backed operation reserves its model's max tokens of the day's budget."""
-        from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS
+        from skillcore.capabilities.models import DRAFT_MAX_TOKENS
         from skillcore.limits.models import Limits, RateClass
         from skillcore.limits.service import Limiter
 
@@ -204,7 +204,8 @@ class Root:
     def drafts(self) -> DraftDeps:
         """The draft generator's model (offline: the deterministic drafter) is built on the first draft request.
         A proposal of 20 steps is a few thousand tokens of tool input, more than a chat reply's budget."""
-        from skillcore.capabilities.drafts import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S, DraftDeps
+        from skillcore.capabilities.drafts import DraftDeps
+        from skillcore.capabilities.models import DRAFT_MAX_TOKENS, DRAFT_READ_TIMEOUT_S
         from skillcore.limits.service import Metered
         from skillcore.model.factory import make_model
 

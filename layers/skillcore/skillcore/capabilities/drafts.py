@@ -34,8 +34,10 @@ from msgspec.structs import replace
 from skillcore.capabilities import draft_store as store
 from skillcore.capabilities import drafter, errors, service
 from skillcore.capabilities.defences import schema_subset
-from skillcore.capabilities.models import (
+from skillcore.capabilities.models import (  # noqa: F401 - the drafting path's figures
     DRAFT_LIFETIME_HOURS,
+    DRAFT_MAX_TOKENS,
+    DRAFT_READ_TIMEOUT_S,
     MAX_BINDINGS_PER_CAPABILITY,
     Draft,
     DraftAnswer,
@@ -54,10 +56,6 @@ from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 
 AUDIT_SKILL_ID = "user_capability_draft"
-# A full proposal is a few thousand tokens of tool input; one attempt of 20 s still fits the gateway's 29 s
-# (a retry after a slow first attempt may not: the client then sees a 503 from the gateway and retries).
-DRAFT_MAX_TOKENS = 4096
-DRAFT_READ_TIMEOUT_S = 20.0
 MAX_STORED_ANSWERS = 40
 
 

@@ -163,3 +163,10 @@ class Draft(Frozen, frozen=True, kw_only=True):
         if self.proposal is None:
             return None
         return {**self.proposal, "toolBindings": [dict(b) for b in self.bindings]}
+
+# The drafting model's figures, here (a light module) because the per-user limiter reserves a draft's tokens in
+# every function, which must not import the drafting path for them. A full proposal is a few thousand tokens of
+# tool input; one attempt of 20 s still fits the gateway's 29 s (a retry after a slow first attempt may not: the
+# client then sees a 503 from the gateway and retries).
+DRAFT_MAX_TOKENS = 4096
+DRAFT_READ_TIMEOUT_S = 20.0
