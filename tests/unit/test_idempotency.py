@@ -9,10 +9,6 @@ payload check tells a retry from a reuse of the key; the completion is one uncon
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any
-
-import boto3
 import pytest
 from botocore.stub import Stubber
 
@@ -20,7 +16,6 @@ from skillcore.db import idempotency as idem
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import ConditionFailed, TransactionFailed
 from skillcore.db.transact import Op, transact
-from skillcore.settings import Settings
 
 TABLE = "t"
 SCHEME = idem.Scheme("call", payload=("toolName", "argumentsDigest"), response="body")
@@ -31,23 +26,6 @@ ITEM = {"pk": {"S": "u1"}, "sk": {"S": "call#e1#c1"}, "toolName": {"S": "add"}, 
 CLAIM = {"Put": {"TableName": TABLE, "Item": ITEM, "ConditionExpression": "attribute_not_exists(#pk)",
                  "ExpressionAttributeNames": {"#pk": "pk"}, "ReturnValuesOnConditionCheckFailure": "ALL_OLD"}}
 
-
-@pytest.fixture
-def raw() -> Any:
-    return boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="testing",
-                        aws_secret_access_key="testing")
-
-
-@pytest.fixture
-def stub(raw: Any) -> Iterator[Stubber]:
-    with Stubber(raw) as stubber:
-        yield stubber
-        stubber.assert_no_pending_responses()
-
-
-@pytest.fixture
-def db(raw: Any) -> Db:
-    return Db(client=raw, tables=Settings.from_env({}).tables)
 
 
 def test_the_claim_is_a_named_put_conditioned_on_no_record_asking_for_the_old_one() -> None:

@@ -11,10 +11,8 @@ some are still unprocessed after the last attempt.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import EndpointConnectionError
 from botocore.stub import Stubber
@@ -34,24 +32,6 @@ from skillcore.settings import Settings
 
 TABLE = "t"
 
-
-@pytest.fixture
-def raw() -> Any:
-    # Static credentials: creating the client must not walk the credential chain.
-    return boto3.client("dynamodb", region_name="us-east-1", aws_access_key_id="testing",
-                        aws_secret_access_key="testing")
-
-
-@pytest.fixture
-def stub(raw: Any) -> Iterator[Stubber]:
-    with Stubber(raw) as stubber:
-        yield stubber
-        stubber.assert_no_pending_responses()
-
-
-@pytest.fixture
-def db(raw: Any) -> Db:
-    return Db(client=raw, tables=Settings.from_env({}).tables)
 
 
 def put(pk: str, *, conditional: bool = True) -> dict[str, Any]:
