@@ -14,45 +14,19 @@ Threads start together behind a barrier:
 
 from __future__ import annotations
 
-import threading
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any, TypeVar
+from typing import Any
 
 from skillcore.db.dynamo import Db, make_db
 from skillcore.limits import store
 from skillcore.limits.models import RateClass
 from skillcore.settings import Settings
+from tests.support import together
 
 from .conftest import Caller, LocalTables, StackClient
-
-T = TypeVar("T")
-
-
-def together(count: int, work: Callable[[int], T], *, budget_s: float = 120.0) -> list[T]:
-    """`work(i)` in `count` threads released at once; their results in thread order."""
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-    failures: list[BaseException] = []
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = work(i)
-        except BaseException as error:  # noqa: BLE001 - reported below
-            failures.append(error)
-
-    threads = [threading.Thread(target=run, args=(i,), name=f"racer-{i}") for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(budget_s)
-    assert not any(t.is_alive() for t in threads), "a racer did not finish in time"
-    assert not failures, failures[:3]
-    return results
 
 
 def early_in_a_minute(margin_s: float = 25.0) -> None:

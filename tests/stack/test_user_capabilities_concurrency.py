@@ -14,9 +14,8 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 
@@ -29,35 +28,12 @@ from skillcore.errors import DomainError
 from skillcore.settings import Settings
 from skillcore.skills.builtin import SKILLS
 from skillcore_local.ddb_local import client as ddb_client
+from tests.support import together
 
 from .conftest import Caller, LocalTables, StackClient
 
-T = TypeVar("T")
 BASE = "/rpc/user-capabilities"
 SCHEMA = {"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}
-
-
-def together(count: int, work: Callable[[int], T], *, budget_s: float = 120.0) -> list[T]:
-    """`work(i)` in `count` threads released at once; their results in thread order."""
-    barrier = threading.Barrier(count)
-    results: list[Any] = [None] * count
-    failures: list[BaseException] = []
-
-    def run(i: int) -> None:
-        barrier.wait()
-        try:
-            results[i] = work(i)
-        except BaseException as error:  # noqa: BLE001 - reported below, with the thread's index
-            failures.append(error)
-
-    threads = [threading.Thread(target=run, args=(i,), name=f"racer-{i}") for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(budget_s)
-    assert not any(t.is_alive() for t in threads), "a racer did not finish in time"
-    assert not failures, failures[:3]
-    return results
 
 
 def create_body(name: str, *, bindings: int = 0) -> dict[str, Any]:
