@@ -34,8 +34,8 @@ from skillcore_local.jwt_local import default_secret
 from skillcore_local.local_routes import LocalRoutes
 from skillcore_local.page import PageFiles
 from skillcore_local.page import handles as serves_page
-from skillcore_local.page import handles_root as serves_root
 from skillcore_local.page import handles_local as serves_sign_in
+from skillcore_local.page import handles_root as serves_root
 from skillcore_local.payload import aws_internal_error, from_lambda_result, http_event, new_request_id
 from skillcore_local.responses import HttpResponse, error_response
 from skillcore_local.routing import Route, match_route, table_routes

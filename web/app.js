@@ -7,6 +7,7 @@ import { claims, completeSignIn, loadConfig, signIn, signOut, token } from "./li
 import { html } from "./lib/html.js";
 import { lang, LANGUAGES, onLangChange, register, setLang, t } from "./lib/i18n.js";
 import { setLimits } from "./lib/limits.js";
+import { labelTables } from "./lib/stacked_tables.js";
 import { browserZone, ErrorBox, Loading } from "./lib/ui.js";
 import { SECTIONS } from "./sections/index.js";
 
@@ -191,6 +192,7 @@ async function boot() {
     // The server's limits come with the profile: every section reads them from lib/limits.js.
     setLimits(profile.limits);
     root.textContent = "";
+    labelTables(root);
     render(html`<${Shell} profile=${profile} agents=${agents} />`, root);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return; // already on the way to sign-in
