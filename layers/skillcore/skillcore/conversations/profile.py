@@ -30,9 +30,9 @@ def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, displa
     """Creates the profile (with `timezone`, else `initial_timezone`, else the default) or updates the fields given.
     An existing profile is not written when no field is given: the page's first call of a visit creates the
     profile in the browser's zone (`initial_timezone`) or reads it, in one request and without a 404."""
-    for zone in (timezone, initial_timezone):
+    for zone, path in ((timezone, "timezone"), (initial_timezone, "initialTimezone")):
         if zone is not None and not valid_timezone(zone):
-            raise InvalidTimezone(zone)
+            raise InvalidTimezone(zone, path=path)
     default_timezone = initial_timezone or DEFAULT_TIMEZONE
     if deps.created_with is not None:
         profile = Profile(user_id=user_id, timezone=timezone or default_timezone, display_name=display_name or "",
