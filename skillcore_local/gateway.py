@@ -5,7 +5,8 @@ route table, skillcore/api/route_table.py, matched the way API Gateway matches),
 (authorizer.py), turned into the 2.0 event AWS would send and the handler's result back into HTTP with the 2.0
 response rules (payload.py), the handler run in-process (invoke.py). Local-only routes exist besides (never
 deployed): `POST /_local/scan` and `POST|DELETE /_local/faults` (local_routes.py), the page's sign-in
-`GET /_local/login` and `POST /_local/token`, the Skills page itself under `/skills/` (page.py) and the contract
+`GET /_local/login` and `POST /_local/token`, the Skills page itself under `/skills/` (page.py; `/` redirects
+there and `/favicon.ico` is its icon) and the contract
 documents (docs.py). The HTTP server is http_server.py. Before any of them, the request must be one the
 gateway accepts (acceptance.py): a loopback or configured Host, and no other origin's POST to `/_local/*`.
 
@@ -34,6 +35,7 @@ from skillcore_local.local_routes import LocalRoutes
 from skillcore_local.page import PageFiles
 from skillcore_local.page import handles as serves_page
 from skillcore_local.page import handles_local as serves_sign_in
+from skillcore_local.page import handles_root as serves_root
 from skillcore_local.payload import aws_internal_error, from_lambda_result, http_event, new_request_id
 from skillcore_local.responses import HttpResponse, error_response
 from skillcore_local.routing import Route, match_route, table_routes
@@ -166,6 +168,8 @@ class Gateway:
             return self.local.serve(method, raw_path, body), "local"
         if serves_page(raw_path):
             return self.page.serve(method, raw_path), "page"
+        if serves_root(raw_path):
+            return self.page.root(method, raw_path), "page"
         if serves_contract(raw_path):
             return self.contract.serve(method, raw_path), "contract"
         found = match_route(self.routes, method, raw_path)

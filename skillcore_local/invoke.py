@@ -127,7 +127,7 @@ def _resolve(value: Any, parameters: Mapping[str, Any]) -> str | None:
 
 HOSTED_PASS_THROUGH = ("SKILLS_HOSTED_ALLOWED_DOMAINS", "SKILLS_LOCAL_HOSTED_RESOLVE",
                        "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "SKILLS_LOCAL_HOSTED_CA_BUNDLE",
-                       "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS")
+                       "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS", "SKILLS_LOCAL_HOSTED_CONNECT_PORT")
 
 
 def function_env(

@@ -93,6 +93,15 @@ def handles_local(path: str) -> bool:
     return path in (LOGIN_PATH, LOGIN_SCRIPT_PATH, TOKEN_PATH)
 
 
+ROOT_PATHS = ("/", "/favicon.ico")
+FAVICON = "favicon.svg"  # web/favicon.svg, also linked by the page as /skills/favicon.svg
+
+
+def handles_root(path: str) -> bool:
+    """`/` (a redirect to the page) and `/favicon.ico` (the page's icon, for the pages that link none)."""
+    return path in ROOT_PATHS
+
+
 @dataclass
 class PageFiles:
     web_root: Path = WEB_ROOT
@@ -135,6 +144,13 @@ class PageFiles:
         if segments[0] == "vendor" or name == "vendor.json":
             return _not_found()
         return self._file(self.web_root.joinpath(*segments))
+
+    def root(self, method: str, path: str) -> HttpResponse:
+        if method not in READ_METHODS:
+            return method_not_allowed(method, path, READ_METHODS)
+        if path == "/":
+            return HttpResponse(302, [("location", PAGE_PREFIX + "/"), ("cache-control", "no-cache")])
+        return self._file(self.web_root / FAVICON)
 
     def local(self, method: str, path: str, body: bytes) -> HttpResponse:
         if path in (LOGIN_PATH, LOGIN_SCRIPT_PATH):
@@ -202,7 +218,7 @@ def _not_found() -> HttpResponse:
 
 
 LOGIN_CSP = (
-    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
     "frame-ancestors 'none'; base-uri 'none'; form-action 'self'"
 )
 
@@ -213,6 +229,7 @@ LOGIN_HTML = """<!DOCTYPE html>
     <meta name="viewport" content="width=device-width, initial-scale=1">
     <title>本地登录 · skillcore</title>
     <link rel="stylesheet" href="/skills/styles.css">
+    <link rel="icon" href="/skills/favicon.svg" type="image/svg+xml">
   </head>
   <body class="login">
     <main class="login-card">

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -222,6 +223,8 @@ class LocalStack:
             [
                 "",
                 "skillcore local stack",
+                f"  page      {self.url}/skills/    (the Skills page: sign in with any user name)",
+                f"  docs      {self.url}/docs    (the API viewer; the document: {self.url}/rpc/openapi.json)",
                 f"  API       {self.url}    (GET {self.url}/rpc/health needs no token)",
                 "  token     make token USER=alice [ADMIN=1]",
                 f'            curl -H "Authorization: Bearer $(make -s token USER=alice)" {self.url}/rpc/...',
@@ -250,7 +253,8 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(0)  # unwinds through main()'s finally, which stops everything
 
 
-def main() -> int:
+def main(extra_banner: Callable[[LocalStack], list[str]] | None = None) -> int:
+    """`extra_banner` adds lines after the banner (`make demo`'s test MCP server: skillcore_local/demo.py)."""
     signal.signal(signal.SIGTERM, _terminate)
     stack = LocalStack(
         port=int(_env_number("SKILLS_LOCAL_PORT", 3000)),
@@ -261,7 +265,8 @@ def main() -> int:
     )
     try:
         stack.start()
-        print(stack.banner(), flush=True)
+        print(stack.banner() + "".join(line + "\n" for line in (extra_banner(stack) if extra_banner else [])),
+              flush=True)
         stack.wait()
     except KeyboardInterrupt:
         pass

@@ -1,8 +1,9 @@
 """A real MCP server for the hosted endpoint tests (issue 12 point 7): built with the official SDK (MCPServer,
 Streamable HTTP, stateless, JSON answers), served by uvicorn over HTTPS with a certificate for `api.mcp.test`
 made at test time (trustme), on a random loopback address other than 127.0.0.1, port 443 (the port the URL
-policy requires; binding it needs root, as here and in CI). `settings_env()` is what lets skillcore reach it:
-the local-only resolve / allow / CA settings of docs/contract.md "The local stack".
+policy requires; binding it needs root, as here and in CI) or, with `port=0`, any free port, which a normal user
+may bind (`make demo`: skillcore_local/demo.py). `settings_env()` is what lets skillcore reach it: the local-only
+resolve / allow / CA (and connect port) settings of docs/contract.md "The local stack".
 
 Besides `/mcp` (echo, add) it serves `/behaviours/mcp`, a second server whose tools misbehave on purpose for
 the call tests: `slow` (answers after SLOW_SECONDS), `huge` (an answer over 1 MiB), `tool_error` (a result with
@@ -165,6 +166,11 @@ def build_root_app() -> CallCounter:
 
 
 def _free_address() -> str:
+    return free_address_and_port(443)[0]
+
+
+def free_address_and_port(port: int = 443) -> tuple[str, int]:
+    """A loopback address other than 127.0.0.1 with `port` free there (0: any free port, chosen by the system)."""
     rng = random.Random()
     for _ in range(50):
         address = f"127.{rng.randrange(0, 256)}.{rng.randrange(0, 256)}.{rng.randrange(2, 255)}"
@@ -172,31 +178,39 @@ def _free_address() -> str:
             continue
         probe = socket.socket()
         try:
-            probe.bind((address, 443))
+            probe.bind((address, port))
+            chosen = probe.getsockname()[1]
         except OSError:
             continue
         finally:
             probe.close()
-        return address
-    raise RuntimeError("no loopback address with port 443 free")
+        return address, chosen
+    raise RuntimeError(f"no loopback address with port {port or 'any'} free")
 
 
 def url(path: str = "/mcp") -> str:
     return f"https://{NAME}{path}"
 
 
-def settings_env(address: str, ca_file: Path) -> dict[str, str]:
-    """What lets skillcore reach the server at `address`, trusting `ca_file`, and nothing else internal."""
-    return {
+def settings_env(address: str, ca_file: Path, port: int = 443) -> dict[str, str]:
+    """What lets skillcore reach the server at `address` (on `port`: the URL still says 443, and
+    SKILLS_LOCAL_HOSTED_CONNECT_PORT maps it), trusting `ca_file`, and nothing else internal."""
+    env = {
         "SKILLS_HOSTED_ALLOWED_DOMAINS": DOMAIN,
         "SKILLS_LOCAL_HOSTED_RESOLVE": f"{NAME}={address},internal.{DOMAIN}=127.0.0.1",
         "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES": address,
         "SKILLS_LOCAL_HOSTED_CA_BUNDLE": str(ca_file),
     }
+    if port != 443:
+        env["SKILLS_LOCAL_HOSTED_CONNECT_PORT"] = str(port)
+    return env
 
 
 class HostedServer:
-    def __init__(self, directory: Path) -> None:
+    """`port` 443 (the default) needs root; any other (0: a free one) works for a normal user, with
+    SKILLS_LOCAL_HOSTED_CONNECT_PORT in `settings_env()` (`make demo` runs it so)."""
+
+    def __init__(self, directory: Path, port: int = 443) -> None:
         import uvicorn
 
         self.ca = trustme.CA()
@@ -205,9 +219,9 @@ class HostedServer:
         self.ca_file = directory / "ca.pem"
         self.ca.issue_cert(NAME).private_key_and_cert_chain_pem.write_to_path(str(self.cert_file))
         self.ca.cert_pem.write_to_path(str(self.ca_file))
-        self.address = _free_address()
+        self.address, self.port = free_address_and_port(port)
         self.app = build_root_app()
-        config = uvicorn.Config(self.app, host=self.address, port=443, ssl_certfile=str(self.cert_file),
+        config = uvicorn.Config(self.app, host=self.address, port=self.port, ssl_certfile=str(self.cert_file),
                                 ssl_keyfile=str(self.cert_file), log_level="warning", lifespan="on")
         self.mcp = BUILT[-1]
         self._original_tools = self._copy_tools()
@@ -243,7 +257,7 @@ class HostedServer:
         return url(path)
 
     def settings_env(self) -> dict[str, str]:
-        return settings_env(self.address, self.ca_file)
+        return settings_env(self.address, self.ca_file, self.port)
 
     # -- the tool list at run time (drift tests). tools/list answers whatever is here at the time of the request.
 

@@ -7,6 +7,7 @@ import { claims, completeSignIn, loadConfig, signIn, signOut, token } from "./li
 import { html } from "./lib/html.js";
 import { lang, LANGUAGES, onLangChange, register, setLang, t } from "./lib/i18n.js";
 import { setLimits } from "./lib/limits.js";
+import { labelTables } from "./lib/stacked_tables.js";
 import { browserZone, ErrorBox, Loading } from "./lib/ui.js";
 import { SECTIONS } from "./sections/index.js";
 
@@ -69,15 +70,24 @@ function useLanguage() {
   return current;
 }
 
-// The user's profile (with the server's limits): the first visit creates it (in the browser's zone), which
-// also creates the default daily memory job on the server.
+// The user's profile (with the server's limits). The first load of a tab's session asks for it with PUT
+// {"initialTimezone"}: it creates a new user's profile (in the browser's zone, with the default daily memory job)
+// or answers an existing one unchanged, so a first sign-in makes no 404 (GET /rpc/me answers 404 before the first
+// PUT). Later loads of the session only read it.
+const PROFILE_SEEN_KEY = "skillcore.profileSeen";
+
 async function loadProfile() {
-  try {
-    return await get("/me");
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return put("/me", { timezone: browserZone() });
-    throw error;
+  const who = (claims() || {}).sub || "";
+  if (sessionStorage.getItem(PROFILE_SEEN_KEY) === who) {
+    try {
+      return await get("/me");
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 404)) throw error;
+    }
   }
+  const profile = await put("/me", { initialTimezone: browserZone() });
+  sessionStorage.setItem(PROFILE_SEEN_KEY, who);
+  return profile;
 }
 
 function SectionView({ route, ctx }) {
@@ -182,6 +192,7 @@ async function boot() {
     // The server's limits come with the profile: every section reads them from lib/limits.js.
     setLimits(profile.limits);
     root.textContent = "";
+    labelTables(root);
     render(html`<${Shell} profile=${profile} agents=${agents} />`, root);
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return; // already on the way to sign-in

@@ -21,6 +21,7 @@ import pytest
 from playwright.sync_api import Locator, Page, Route, expect
 
 from skillcore.clock import to_api_time
+from tests.browser import confirming
 from tests.browser.conftest import PageApi, screenshot
 from tests.local_stack import StackClient
 
@@ -55,6 +56,8 @@ def grant(stack: StackClient, page: Page, skill_id: str, permission: str, grante
             lambda r: r.url.endswith("/rpc/skills/permissions") and r.request.method == "PATCH"
         ) as answer:
             switch.click()
+            if not granted:
+                confirming.answer(page)
         assert answer.value.status == 200, answer.value.text()
     expect(switch).to_have_attribute("aria-checked", want)
     codes = {

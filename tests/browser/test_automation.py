@@ -1,6 +1,6 @@
 """Automation jobs on the page: the default daily memory job (says its runs will skip without memory:write,
 with the switch next to it), edit (only the changed field sent), pause and resume, a weekly job created and
-deleted through the in-page confirm, and the runs a scan at the slot records (`POST /_local/scan {"time"}`)."""
+deleted through the confirmation dialog, and the runs a scan at the slot records (`POST /_local/scan {"time"}`)."""
 
 from __future__ import annotations
 
@@ -145,15 +145,17 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
     expect(weekly.get_by_test_id("next-run-user-zone")).to_have_text(shanghai(created["nextRunAt"]))
     screenshot(page, "automation")
 
-    # Delete it: a confirm step in the page, focused, answered with the keyboard; Escape keeps the job.
+    # Delete it: the confirmation dialog, answered with the keyboard; Escape keeps the job.
     weekly.get_by_role("button", name="删除“每周回顾”").click()
-    confirm = weekly.get_by_role("alertdialog")
+    confirm = page.get_by_role("alertdialog", name="删除这个自动化任务？")
     expect(confirm).to_contain_text("确定删除“每周回顾”吗？")
-    expect(confirm.get_by_role("button", name="确认删除")).to_be_focused()
+    expect(confirm.get_by_role("button", name="保留")).to_be_focused()
     page.keyboard.press("Escape")
     expect(confirm).to_have_count(0)
     expect(weekly.get_by_role("button", name="删除“每周回顾”")).to_be_focused()
     weekly.get_by_role("button", name="删除“每周回顾”").click()
+    expect(confirm.get_by_role("button", name="保留")).to_be_focused()
+    page.keyboard.press("Tab")
     expect(confirm.get_by_role("button", name="确认删除")).to_be_focused()
     page.keyboard.press("Enter")
     expect(weekly).to_have_count(0)

@@ -4,7 +4,7 @@ Each test signs a fresh user in and checks what the page shows against what the 
 page's own token): a create refused by the text filter with the error at the objective, then saved; steps
 reordered with the keyboard and the order persisted; a binding refused by the schema subset at its JSON Pointer,
 then added and used by a step (and so not removable); activation making the editor read-only, deactivation and
-a version conflict offering a reload; delete through the in-page confirm.
+a version conflict offering a reload; delete through the confirmation dialog.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
+from tests.browser import confirming
 from tests.browser.conftest import PageApi, screenshot
 from tests.local_stack import StackClient
 
@@ -264,7 +265,7 @@ def test_binding_schema_error_at_its_path_then_used_by_a_step(page: Page, stack:
 
     # In use by step 2, the binding cannot be removed: binding_in_use is said, naming the step.
     bindings.get_by_role("button", name="删除绑定 save_note").click()
-    bindings.get_by_role("alertdialog").get_by_role("button", name="确认删除").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="确认删除").click()
     expect(bindings.get_by_test_id("binding-in-use")).to_contain_text("第 2 步")
     expect(bindings).to_contain_text("binding_in_use")
     assert len(user.capability(created["userCapabilityId"])["toolBindings"]) == 1
@@ -284,7 +285,7 @@ def test_binding_schema_error_at_its_path_then_used_by_a_step(page: Page, stack:
     editor.get_by_role("button", name="保存草稿").click()
     expect(editor.get_by_test_id("form-notice")).to_contain_text("版本 4")
     bindings.get_by_role("button", name="删除绑定 save_note").click()
-    bindings.get_by_role("alertdialog").get_by_role("button", name="确认删除").click()
+    page.get_by_role("alertdialog").get_by_role("button", name="确认删除").click()
     expect(bindings.get_by_test_id("binding-notice")).to_have_text("已删除绑定 save_note。")
     expect(bindings.get_by_test_id("binding-quota")).to_have_text("绑定 0 / 20")
     assert user.capability(created["userCapabilityId"])["toolBindings"] == []
@@ -316,6 +317,7 @@ def test_activate_deactivate_and_a_version_conflict(page: Page, stack: StackClie
 
     with page.expect_request(lambda r: r.url.endswith("/deactivate")) as sent:
         deactivate.click()
+        confirming.answer(page)
     assert sent.value.post_data_json == {"expectedVersion": 2}
     expect(editor.get_by_test_id("status-notice")).to_have_text("已停用“周复盘”，它回到草稿。")
     expect(editor.get_by_label("目标", exact=True)).to_be_enabled()
@@ -348,15 +350,17 @@ def test_delete_with_confirmation(page: Page, stack: StackClient, signed_in: Any
     expect(page.get_by_test_id("quota")).to_have_text("已用 2 / 50 个能力")
     editor = open_capability(page, "要删的")
     editor.get_by_role("button", name="删除“要删的”").click()
-    confirm = editor.get_by_role("alertdialog")
+    confirm = page.get_by_role("alertdialog", name="删除这项能力？")
     expect(confirm).to_contain_text("确定删除“要删的”吗？")
-    expect(confirm.get_by_role("button", name="确认删除")).to_be_focused()
+    expect(confirm.get_by_role("button", name="保留")).to_be_focused()
     page.keyboard.press("Escape")
     expect(confirm).to_have_count(0)
     expect(editor.get_by_role("button", name="删除“要删的”")).to_be_focused()
+    assert len(user.capabilities()) == 2
     editor.get_by_role("button", name="删除“要删的”").click()
     # Enter goes to the focused element: wait for the dialog's confirm button to hold the focus first.
-    expect(editor.get_by_role("alertdialog").get_by_role("button", name="确认删除")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(confirm.get_by_role("button", name="确认删除")).to_be_focused()
     page.keyboard.press("Enter")
     expect(page.get_by_test_id("caps-notice")).to_have_text("已删除“要删的”。")
     expect(listed(page, "drop_me")).to_have_count(0)

@@ -23,6 +23,7 @@ from skillcore.approvals.models import EndpointBinding
 from skillcore.db.dynamo import Db
 from skillcore.settings import Settings
 from skillcore_local.ddb_local import client as ddb_client
+from tests.browser import confirming
 from tests.browser.conftest import TIMEOUT_MS, PageApi, screenshot
 from tests.hosted_server import NAME, HostedServer
 from tests.local_stack import StackClient
@@ -229,6 +230,7 @@ def test_tool_switches_and_the_endpoint_status_reach_the_api(page: Page, hosted_
     endpoint = card(page, "switch_flow")
     with patch_answer(page) as answer:
         endpoint.get_by_role("button", name="停用端点").click()
+        confirming.answer(page)
     assert answer.value.status == 200
     expect(endpoint.get_by_test_id("endpoint-status")).to_have_text("已停用")
     assert api.endpoint(created["endpointId"])["status"] == "disabled"
@@ -273,16 +275,16 @@ def test_delete_asks_first_and_can_be_kept(page: Page, hosted_stack: StackClient
     endpoint = card(page, "delete_flow")
     delete = endpoint.get_by_role("button", name="删除端点“Flow delete_flow”")
     delete.click()
-    dialog = endpoint.get_by_role("alertdialog")
+    dialog = page.get_by_role("alertdialog", name="删除这个端点？")
     expect(dialog).to_contain_text("确定删除端点“Flow delete_flow”吗？")
-    expect(dialog.get_by_role("button", name="确认删除")).to_be_focused()
+    expect(dialog.get_by_role("button", name="保留")).to_be_focused()
     page.keyboard.press("Escape")
     expect(dialog).to_have_count(0)
     expect(delete).to_be_focused()
     assert len(api.endpoints()) == 1
     delete.click()
     with page.expect_response(lambda r: r.request.method == "DELETE") as answer:
-        endpoint.get_by_role("alertdialog").get_by_role("button", name="确认删除").click()
+        dialog.get_by_role("button", name="确认删除").click()
     assert answer.value.status == 204
     expect(card(page, "delete_flow")).to_have_count(0)
     expect(page.get_by_test_id("list-notice")).to_have_text("已删除“Flow delete_flow”。")

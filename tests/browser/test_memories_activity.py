@@ -67,18 +67,21 @@ def test_add_a_memory_then_forget_it(page: Page, stack: StackClient, signed_in: 
     assert [(m["title"], m["importance"], m["source"]) for m in listed] == [("喜欢的茶", 4, "user")]
     screenshot(page, "memories")
 
-    # Forget: a confirm step in the page, by keyboard; Escape backs out and gives the focus back.
+    # Forget: the confirmation dialog, by keyboard; the focus starts on "cancel", Escape backs out and gives the
+    # focus back.
     forget = item.get_by_role("button", name="遗忘“喜欢的茶”")
     forget.focus()
     page.keyboard.press("Enter")
-    confirm = item.get_by_role("button", name="确认遗忘")
-    expect(confirm).to_be_focused()
-    expect(item).to_contain_text("确定遗忘“喜欢的茶”吗？")
+    dialog = page.get_by_role("alertdialog", name="遗忘这条记忆？")
+    expect(dialog).to_have_accessible_description("确定遗忘“喜欢的茶”吗？遗忘后它不会再被回忆。")
+    expect(dialog.get_by_role("button", name="取消")).to_be_focused()
     page.keyboard.press("Escape")
-    expect(confirm).to_have_count(0)
+    expect(dialog).to_have_count(0)
     expect(forget).to_be_focused()
     page.keyboard.press("Enter")
-    expect(confirm).to_be_focused()
+    expect(dialog.get_by_role("button", name="取消")).to_be_focused()
+    page.keyboard.press("Tab")
+    expect(dialog.get_by_role("button", name="确认遗忘")).to_be_focused()
     page.keyboard.press("Enter")
 
     expect(page.get_by_test_id("memories-status")).to_have_text("已遗忘“喜欢的茶”。")

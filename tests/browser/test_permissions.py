@@ -12,6 +12,7 @@ from typing import Any
 
 from playwright.sync_api import Locator, Page, expect
 
+from tests.browser import confirming
 from tests.browser.conftest import PageApi, screenshot
 from tests.local_stack import StackClient
 
@@ -51,11 +52,15 @@ def switch(page: Page, skill_id: str, code: str) -> Locator:
 
 
 def toggle(page: Page, target: Locator, how: Any = None) -> Any:
-    """Clicks (or runs `how`) and waits for the PATCH answer; returns the response."""
+    """Clicks (or runs `how`) and waits for the PATCH answer; returns the response. Turning a switch off asks
+    first (a revoke): the dialog is confirmed."""
+    revoking = target.get_attribute("aria-checked") == "true"
     with page.expect_response(
         lambda r: r.url.endswith("/rpc/skills/permissions") and r.request.method == "PATCH"
     ) as answer:
         (how or target.click)()
+        if revoking:
+            confirming.answer(page)
     return answer.value
 
 
@@ -261,6 +266,7 @@ def test_disabling_a_skill_on_the_skills_section(page: Page, stack: StackClient,
         lambda r: r.url.endswith(f"/rpc/skills/{RECALL}") and r.request.method == "PATCH"
     ):
         enable.click()
+        confirming.answer(page)
     expect(enable).to_have_attribute("aria-checked", "false")
     assert api.skill(RECALL)["enabled"] is False
     # Disabling grants and revokes nothing; the permissions section says the skill is off.

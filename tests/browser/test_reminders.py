@@ -17,6 +17,7 @@ from playwright.sync_api import Browser, Locator, Page, expect
 
 from skillcore import faults
 from skillcore.clock import to_api_time
+from tests.browser import confirming
 from tests.browser.conftest import new_user, screenshot, sign_in
 from tests.local_stack import StackClient
 
@@ -170,6 +171,7 @@ def test_reminders_through_the_page(page: Page, stack: StackClient, user: PageUs
     second = create_on_page(page, user, "second")
     second_row = row(page, second["jobId"])
     second_row.get_by_role("button", name=re.compile("取消")).click()
+    confirming.answer(page)
     expect(second_row.locator("[data-status]")).to_have_text("取消")
     expect(page.get_by_role("status").filter(has_text="已取消提醒")).to_be_visible()
     expect(second_row.get_by_role("button")).to_have_count(0)
@@ -283,6 +285,7 @@ def test_a_job_that_started_meanwhile_answers_not_cancellable(
     expect(job_row.locator("[data-status]")).to_have_text("等待")
     with page.expect_response(lambda r: r.url.endswith("/cancel")) as answer:
         cancel.click()
+        confirming.answer(page)
     assert answer.value.status == 409
     expect(job_row.get_by_role("alert")).to_contain_text("job_not_cancellable")
     holding[0] = False

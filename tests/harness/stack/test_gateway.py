@@ -215,7 +215,7 @@ def test_token_signed_with_the_default_secret_is_refused_when_the_stack_has_anot
 def test_unknown_route_is_404_in_the_error_envelope(stack: StackClient) -> None:
     for method, path in [
         ("GET", "/nope"),
-        ("GET", "/"),
+        ("GET", "/favicon.png"),  # `/` redirects to the page and `/favicon.ico` is its icon (test_demo.py)
         ("POST", "/rpc"),
         ("GET", "/rpc/"),
         ("GET", "/rpcx/health"),

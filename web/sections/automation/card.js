@@ -1,9 +1,11 @@
 // One automation job: its schedule, runs, grant, pause/resume, edit and delete.
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { del, listAll, patch } from "../../lib/api.js";
+import { ask, confirmAction } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
+import { permissionName } from "../../lib/names.js";
+import { Empty, ErrorBox, formatTime, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
 import { isRunnerGrant, lacksGrant, RUNNER_PERMISSION, RUNNER_SKILL } from "./access.js";
 import { JobForm } from "./form.js";
 
@@ -55,8 +57,9 @@ function Runs({ job }) {
 
 function GrantSwitch({ granted, onChanged }) {
   const action = useAction();
-  const flip = (on) =>
-    action.run(async () => {
+  const flip = async (on) => {
+    if (!on && !(await ask("revoke", { name: permissionName(RUNNER_PERMISSION), scope: t("confirm.scopeUser") }))) return;
+    await action.run(async () => {
       await patch("/skills/permissions", {
         skillId: RUNNER_SKILL,
         permissionCode: RUNNER_PERMISSION,
@@ -65,6 +68,7 @@ function GrantSwitch({ granted, onChanged }) {
       });
       await onChanged();
     });
+  };
   return html`<div class="row">
     <${Switch} id="grant-memory-write" checked=${granted} label=${t("auto.grantSwitch")} describedBy="grant-memory-write-hint"
       disabled=${action.busy} onChange=${flip} />
@@ -75,11 +79,8 @@ function GrantSwitch({ granted, onChanged }) {
 
 export function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAccessChanged }) {
   const [editing, setEditing] = useState(false);
-  const [confirming, setConfirming] = useState(false);
   const [showRuns, setShowRuns] = useState(false);
   const action = useAction();
-  const confirmYes = useRef(null);
-  const deleteButton = useRef(null);
   const headingId = `job-${job.jobId}`;
   const userZone = ctx.profile.timezone;
   const agentName = job.agentId
@@ -89,21 +90,20 @@ export function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAc
   // Said only once the grants are known, so the warning never flashes while they load.
   const skips = access.loaded && (!access.enabled || lacksGrant(job, access.grants, ctx.agents));
 
-  useLayoutEffect(() => {
-    if (confirming && confirmYes.current) confirmYes.current.focus();
-  }, [confirming]);
-
   const setStatus = (status) =>
     action.run(async () => onSaved(await patch(`/automation-jobs/${encodeURIComponent(job.jobId)}`, { status })));
-  const remove = () =>
-    action.run(async () => {
+  const remove = async () => {
+    const asked = {
+      title: t("confirm.deleteJob.title"),
+      body: t("auto.confirmDelete", { title: job.title }),
+      confirm: t("auto.confirmDeleteYes"),
+      keep: t("auto.confirmDeleteNo"),
+    };
+    if (!(await confirmAction(asked))) return;
+    await action.run(async () => {
       await del(`/automation-jobs/${encodeURIComponent(job.jobId)}`);
       onDeleted(job);
     });
-  const keepIt = () => {
-    setConfirming(false);
-    // Back to the button that opened the question, for keyboard users.
-    focusAfterRender(deleteButton);
   };
 
   if (editing) {
@@ -164,20 +164,11 @@ export function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAc
         aria-label=${t("auto.showRunsLabel", { title: job.title })} onClick=${() => setShowRuns(!showRuns)}>
         ${showRuns ? t("auto.hideRuns") : t("auto.showRuns")}
       </button>
-      <button type="button" class="danger" ref=${deleteButton} disabled=${action.busy || confirming}
-        aria-label=${t("auto.deleteLabel", { title: job.title })} onClick=${() => setConfirming(true)}>
+      <button type="button" class="danger" disabled=${action.busy}
+        aria-label=${t("auto.deleteLabel", { title: job.title })} onClick=${remove}>
         ${t("auto.delete")}
       </button>
     </div>
-    ${confirming &&
-    html`<div class="notice" role="alertdialog" aria-labelledby=${`${headingId}-confirm`}
-      onKeyDown=${(e) => e.key === "Escape" && keepIt()}>
-      <p id=${`${headingId}-confirm`}>${t("auto.confirmDelete", { title: job.title })}</p>
-      <div class="row">
-        <button type="button" class="danger" ref=${confirmYes} disabled=${action.busy} onClick=${remove}>${t("auto.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${keepIt}>${t("auto.confirmDeleteNo")}</button>
-      </div>
-    </div>`}
     <${ErrorBox} error=${action.error} />
     ${showRuns && html`<${Runs} job=${job} />`}
   </article>`;

@@ -1,6 +1,7 @@
 // A capability's declared tool bindings: the list, the binding form (JSON Schema as JSON) and removal.
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useLayoutEffect, useState } from "preact/hooks";
 import { del, post, put } from "../../lib/api.js";
+import { confirmAction } from "../../lib/confirm.js";
 import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
@@ -116,13 +117,16 @@ function BindingForm({ capability, binding, onDone, onCancel }) {
 }
 
 function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved }) {
-  const [confirming, setConfirming] = useState(false);
   const action = useAction();
-  const yes = useRef(null);
-  useLayoutEffect(() => {
-    if (confirming && yes.current) yes.current.focus();
-  }, [confirming]);
   const remove = async () => {
+    action.clear();
+    const asked = {
+      title: t("confirm.removeBinding.title"),
+      body: t("caps.confirmRemoveBinding", { name: binding.name }),
+      confirm: t("caps.confirmDeleteYes"),
+      keep: t("caps.confirmDeleteNo"),
+    };
+    if (!(await confirmAction(asked))) return;
     const done = await action.run(async () => {
       await del(
         `/user-capabilities/${encodeURIComponent(capability.userCapabilityId)}/tool-bindings/${encodeURIComponent(binding.name)}` +
@@ -130,8 +134,7 @@ function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved 
       );
       return true;
     });
-    // Answered either way: the question closes, and the focus goes back to the button (or the list).
-    setConfirming(false);
+    // Answered either way: the focus goes back to the button (or the list).
     if (done) await onRemoved(binding);
     else focusAfterRender(removeId);
   };
@@ -146,20 +149,11 @@ function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved 
       ${!readOnly &&
       html`<button type="button" class="quiet" disabled=${blocked} aria-label=${t("caps.editBindingLabel", { name: binding.name })}
           onClick=${() => onEdit(binding)}>${t("caps.editBinding")}</button>
-        <button type="button" class="danger" id=${removeId} disabled=${blocked || confirming || action.busy}
-          aria-label=${t("caps.removeBindingLabel", { name: binding.name })} onClick=${() => (action.clear(), setConfirming(true))}>
+        <button type="button" class="danger" id=${removeId} disabled=${blocked || action.busy}
+          aria-label=${t("caps.removeBindingLabel", { name: binding.name })} onClick=${remove}>
           ${t("caps.removeBinding")}
         </button>`}
     </div>
-    ${confirming &&
-    html`<div class="confirm" role="alertdialog" aria-labelledby=${`${removeId}-q`}
-      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusAfterRender(removeId))}>
-      <p id=${`${removeId}-q`}>${t("caps.confirmRemoveBinding", { name: binding.name })}</p>
-      <div class="row">
-        <button type="button" class="danger" ref=${yes} disabled=${action.busy} onClick=${remove}>${t("caps.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusAfterRender(removeId))}>${t("caps.confirmDeleteNo")}</button>
-      </div>
-    </div>`}
     ${inUse &&
     html`<p class="field-error" data-testid="binding-in-use">
       ${t("caps.bindingInUse", { steps: (action.error.details.steps || []).map((i) => i + 1).join(", ") })}

@@ -1,6 +1,7 @@
 // One capability open: the editor, its bindings, its protocol and its status actions.
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, get, post } from "../../lib/api.js";
+import { ask, confirmAction } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
@@ -13,39 +14,44 @@ export function StatusTag({ status }) {
 }
 
 export function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, onClose }) {
-  const [confirming, setConfirming] = useState(false);
   const [notice, setNotice] = useState("");
   const [dirty, setDirty] = useState(false);
   const action = useAction();
   const heading = useRef(null);
-  const yes = useRef(null);
   const creating = !capability;
   const active = capability && capability.status === "active";
   const path = capability && `/user-capabilities/${encodeURIComponent(capability.userCapabilityId)}`;
 
   useLayoutEffect(() => heading.current && heading.current.focus(), [capability && capability.userCapabilityId]);
-  useLayoutEffect(() => {
-    if (confirming && yes.current) yes.current.focus();
-  }, [confirming]);
 
   const reload = async () => {
     const fresh = await get(path);
     onChange(fresh);
     return fresh;
   };
-  const setStatus = (verb) =>
-    action.run(async () => {
+  const setStatus = async (verb) => {
+    if (verb === "deactivate" && !(await ask("deactivateCapability", { name: capability.displayName }))) return;
+    await action.run(async () => {
       setNotice("");
       const updated = await post(`${path}/${verb}`, { expectedVersion: capability.version });
       onChange(updated);
       setNotice(t(verb === "activate" ? "caps.activated" : "caps.deactivated", { name: updated.displayName }));
       focusAfterRender(verb === "activate" ? "cap-deactivate" : "cap-activate");
     });
-  const remove = () =>
-    action.run(async () => {
+  };
+  const remove = async () => {
+    const asked = {
+      title: t("confirm.deleteCapability.title"),
+      body: t("caps.confirmDelete", { name: capability.displayName }),
+      confirm: t("caps.confirmDeleteYes"),
+      keep: t("caps.confirmDeleteNo"),
+    };
+    if (!(await confirmAction(asked))) return;
+    await action.run(async () => {
       await del(path);
       onDeleted(capability);
     });
+  };
 
   const title = creating
     ? t("caps.createTitle")
@@ -72,21 +78,10 @@ export function CapabilityPanel({ capability, skills, onChange, onCreated, onDel
         : html`<button type="button" id="cap-activate" disabled=${action.busy}
             aria-describedby=${dirty ? "cap-unsaved" : undefined} onClick=${() => setStatus("activate")}>${t("caps.activate")}</button>`}
       ${!active && dirty && html`<span id="cap-unsaved" class="hint">${t("caps.unsaved")}</span>`}
-      <button type="button" class="danger" id="cap-delete" disabled=${action.busy || confirming}
-        aria-label=${t("caps.deleteLabel", { name: capability.displayName })} onClick=${() => setConfirming(true)}>
+      <button type="button" class="danger" id="cap-delete" disabled=${action.busy}
+        aria-label=${t("caps.deleteLabel", { name: capability.displayName })} onClick=${remove}>
         ${t("caps.delete")}
       </button>
-    </div>`}
-    ${confirming &&
-    html`<div class="confirm" role="alertdialog" aria-labelledby="cap-delete-q"
-      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusAfterRender("cap-delete"))}>
-      <p id="cap-delete-q">${t("caps.confirmDelete", { name: capability.displayName })}</p>
-      <div class="row">
-        <button type="button" class="danger" ref=${yes} disabled=${action.busy} onClick=${remove}>${t("caps.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusAfterRender("cap-delete"))}>
-          ${t("caps.confirmDeleteNo")}
-        </button>
-      </div>
     </div>`}
     <p class="hint" role="status" aria-live="polite" data-testid="status-notice">${notice}</p>
     <${ErrorBox} error=${action.error} />

@@ -1,6 +1,7 @@
 // One endpoint: its host, masked URL, status and tools; refresh, accept a changed list, enable, delete.
-import { useLayoutEffect, useRef, useState } from "preact/hooks";
+import { useState } from "preact/hooks";
 import { del, get, patch, post } from "../../lib/api.js";
+import { ask, confirmAction } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { Empty, ErrorBox, focusAfterRender, formatTime, useAction } from "../../lib/ui.js";
@@ -11,17 +12,12 @@ import { TryIt } from "./try.js";
 export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked }) {
   const [busyTool, setBusyTool] = useState(null);
   const [notice, setNotice] = useState("");
-  const [confirming, setConfirming] = useState(false);
   const [refreshed, setRefreshed] = useState(null);
   const [trying, setTrying] = useState(null);
   const [refreshing, setRefreshing] = useState(false);
   const action = useAction();
-  const yes = useRef(null);
   const cardId = domId("endpoint", endpoint.endpointId);
   const path = endpointPath(endpoint);
-  useLayoutEffect(() => {
-    if (confirming && yes.current) yes.current.focus();
-  }, [confirming]);
 
   // A version conflict re-reads the endpoint and says so; other errors stay in the error box.
   const guarded = (work) =>
@@ -53,13 +49,15 @@ export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalA
     });
   };
 
-  const setStatus = (status) =>
-    guarded(async () => {
+  const setStatus = async (status) => {
+    if (status === "disabled" && !(await ask("disableEndpoint", { name: endpoint.displayName }))) return;
+    await guarded(async () => {
       const updated = await patch(path, { expectedVersion: endpoint.version, status });
       onReplace(updated);
       setNotice(t(status === "active" ? "hosted.enabledNow" : "hosted.disabledNow", { name: updated.displayName }));
       focusAfterRender(`${cardId}-${status === "active" ? "disable" : "enable"}`);
     });
+  };
 
   const refresh = () => {
     setRefreshing(true);
@@ -80,11 +78,19 @@ export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalA
       setNotice(t("hosted.accepted"));
     });
 
-  const remove = () =>
-    action.run(async () => {
+  const remove = async () => {
+    const asked = {
+      title: t("confirm.deleteEndpoint.title"),
+      body: t("hosted.confirmDelete", { name: endpoint.displayName }),
+      confirm: t("hosted.confirmDeleteYes"),
+      keep: t("hosted.confirmDeleteNo"),
+    };
+    if (!(await confirmAction(asked))) return;
+    await action.run(async () => {
       await del(path);
       onDeleted(endpoint);
     });
+  };
 
   const diff = endpoint.pendingDiff || (refreshed && refreshed.changed && refreshed.diff) || null;
   const drifting = endpoint.status === "drift_pending" || Boolean(diff);
@@ -112,18 +118,9 @@ export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalA
         : html`<button type="button" class="quiet" id=${`${cardId}-disable`} disabled=${action.busy} onClick=${() => setStatus("disabled")}>${t("hosted.disable")}</button>`}
       <button type="button" class="quiet" id=${`${cardId}-refresh`} disabled=${action.busy} onClick=${refresh}>
         ${refreshing ? t("hosted.refreshing") : t("hosted.refresh")}</button>
-      <button type="button" class="danger" id=${`${cardId}-delete`} disabled=${action.busy || confirming}
-        aria-label=${t("hosted.deleteLabel", { name: endpoint.displayName })} onClick=${() => setConfirming(true)}>${t("hosted.delete")}</button>
+      <button type="button" class="danger" id=${`${cardId}-delete`} disabled=${action.busy}
+        aria-label=${t("hosted.deleteLabel", { name: endpoint.displayName })} onClick=${remove}>${t("hosted.delete")}</button>
     </div>
-    ${confirming &&
-    html`<div class="confirm" role="alertdialog" aria-modal="false" aria-labelledby=${`${cardId}-delete-q`}
-      onKeyDown=${(e) => e.key === "Escape" && (setConfirming(false), focusAfterRender(`${cardId}-delete`))}>
-      <p id=${`${cardId}-delete-q`}>${t("hosted.confirmDelete", { name: endpoint.displayName })}</p>
-      <div class="row">
-        <button type="button" class="danger" ref=${yes} disabled=${action.busy} onClick=${remove}>${t("hosted.confirmDeleteYes")}</button>
-        <button type="button" class="quiet" onClick=${() => (setConfirming(false), focusAfterRender(`${cardId}-delete`))}>${t("hosted.confirmDeleteNo")}</button>
-      </div>
-    </div>`}
     <p class="hint" role="status" aria-live="polite" data-testid="endpoint-notice">${notice}</p>
     <${ErrorBox} error=${action.error} />
     ${drifting && diff &&

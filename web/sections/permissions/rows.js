@@ -1,6 +1,7 @@
 // One skill's permissions in a scope: each permission's row with its grant switch and state.
 import { useState } from "preact/hooks";
 import { patch } from "../../lib/api.js";
+import { ask } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillName } from "../../lib/names.js";
@@ -62,6 +63,7 @@ function PermissionRow({ skill, permission, grants, agentId, agents, highlighted
 
   const toggle = async (next) => {
     if (pending !== null) return;
+    if (!next && !(await ask("revoke", { name, scope: scopeText }))) return;
     setPending(next);
     setError(null);
     setDone("");

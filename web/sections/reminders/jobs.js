@@ -1,5 +1,6 @@
 // The scheduled reminders, with their status and a cancel button.
 import { post } from "../../lib/api.js";
+import { ask } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { browserZone, Empty, ErrorBox, formatTime, useAction } from "../../lib/ui.js";
@@ -16,8 +17,9 @@ function JobRow({ job, agentName, onChanged }) {
   const action = useAction();
   const zone = browserZone();
   const when = formatTime(job.scheduledAt, zone);
-  const cancel = () =>
-    action.run(async () => {
+  const cancel = async () => {
+    if (!(await ask("cancelReminder", { time: when }))) return;
+    await action.run(async () => {
       try {
         onChanged(await post(`/skills/background-jobs/${encodeURIComponent(job.jobId)}/cancel`));
       } catch (error) {
@@ -26,6 +28,7 @@ function JobRow({ job, agentName, onChanged }) {
         throw error;
       }
     });
+  };
   return html`<tr data-job=${job.jobId}>
     <td><${StatusLabel} status=${job.status} /></td>
     <td>${when}</td>

@@ -2,6 +2,7 @@
 // Enabling a skill grants nothing: its permissions are separate switches in the Permissions section.
 import "./messages.js";
 import { listAll, patch } from "../../lib/api.js";
+import { ask } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillDescription, skillName } from "../../lib/names.js";
@@ -9,10 +10,12 @@ import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../../lib/u
 
 function SkillCard({ skill, onChange }) {
   const action = useAction();
-  const toggle = (enabled) =>
-    action.run(async () => onChange(await patch(`/skills/${encodeURIComponent(skill.skillId)}`, { enabled })));
   const headingId = `skill-${skill.skillId}`;
   const name = skillName(skill);
+  const toggle = async (enabled) => {
+    if (!enabled && !(await ask("disableSkill", { name }))) return;
+    await action.run(async () => onChange(await patch(`/skills/${encodeURIComponent(skill.skillId)}`, { enabled })));
+  };
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <div class="row">
       <div class="grow">

@@ -62,9 +62,11 @@ def register(routes: Routes, deps: CoreDeps) -> None:
                   errors=(e.InvalidTimezone, e.ConcurrentUpdate))
     def put_me(caller: Caller, body: PutProfile) -> views.Profile:
         """Create or update the caller's profile (the first call also creates the default memory job); the answer
-        carries the server's limits, as GET does."""
+        carries the server's limits, as GET does. `initialTimezone` is the zone of a profile the call creates; a
+        call with neither `timezone` nor `displayName` writes nothing to an existing profile."""
         result = profile.put_profile(
-            deps.profile, caller.user_id, timezone=body.timezone, display_name=body.display_name, now=deps.clock()
+            deps.profile, caller.user_id, timezone=body.timezone, display_name=body.display_name, now=deps.clock(),
+            initial_timezone=body.initial_timezone,
         )
         return views.profile(result, limits())
 

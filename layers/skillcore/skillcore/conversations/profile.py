@@ -25,21 +25,30 @@ class ProfileDeps(Struct, frozen=True):
     created_with: Callable[[Profile, datetime], Op] | None = None
 
 
-def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, display_name: str | None, now: datetime) -> Profile:
-    if timezone is not None and not valid_timezone(timezone):
-        raise InvalidTimezone(timezone)
+def put_profile(deps: ProfileDeps, user_id: str, *, timezone: str | None, display_name: str | None, now: datetime,
+                initial_timezone: str | None = None) -> Profile:
+    """Creates the profile (with `timezone`, else `initial_timezone`, else the default) or updates the fields given.
+    An existing profile is not written when no field is given: the page's first call of a visit creates the
+    profile in the browser's zone (`initial_timezone`) or reads it, in one request and without a 404."""
+    for zone, path in ((timezone, "timezone"), (initial_timezone, "initialTimezone")):
+        if zone is not None and not valid_timezone(zone):
+            raise InvalidTimezone(zone, path=path)
+    default_timezone = initial_timezone or DEFAULT_TIMEZONE
     if deps.created_with is not None:
-        profile = Profile(user_id=user_id, timezone=timezone or DEFAULT_TIMEZONE, display_name=display_name or "",
+        profile = Profile(user_id=user_id, timezone=timezone or default_timezone, display_name=display_name or "",
                           created_at=now, updated_at=now)
         try:
             transact(deps.db, [Op("profile", users.create_profile_op(deps.db, profile)), deps.created_with(profile, now)])
             return profile
         except TransactionFailed as failed:
-            if failed.failed("profile") is None:
+            existing = failed.failed("profile")
+            if existing is None:
                 raise
+            if timezone is None and display_name is None and existing.old:
+                return users.profile_from_item(existing.old)
             # The profile exists: an update, below.
     profile, _ = users.upsert_profile(
-        deps.db, user_id, timezone=timezone, display_name=display_name, default_timezone=DEFAULT_TIMEZONE, now=now
+        deps.db, user_id, timezone=timezone, display_name=display_name, default_timezone=default_timezone, now=now
     )
     return profile
 

@@ -85,7 +85,8 @@ async def open_client(url: object, settings: EgressSettings, *, resolver: Resolv
     deadline = deadline or Deadline(limits.deadline_seconds)
     target = await check_destination(url, settings, resolver=resolver, deadline=deadline)
     transport = EgressTransport(target.destination, target.addresses, ssl_context=ssl_context(settings.local_ca_bundle),
-                                deadline=deadline, max_body=limits.max_body_bytes, on_failure=on_failure)
+                                deadline=deadline, max_body=limits.max_body_bytes, on_failure=on_failure,
+                                connect_ports=settings.connect_ports())
     async with httpx2.AsyncClient(transport=transport, follow_redirects=False, trust_env=False,
                                   timeout=limits.deadline_seconds) as client:
         yield client

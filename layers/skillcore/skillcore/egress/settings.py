@@ -11,6 +11,9 @@
     refused here: a cold start with one of them fails, naming the variable (and the address check would
     refuse them anyway);
   - `SKILLS_LOCAL_HOSTED_CA_BUNDLE`: a PEM file trusted in addition to the system's certificates;
+  - `SKILLS_LOCAL_HOSTED_CONNECT_PORT`: the port connected to, instead of 443, on the addresses of
+    `SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES` only (a test server run by a normal user cannot bind 443). The URL
+    policy is unchanged (a URL still says port 443), and every other address is still connected to on 443;
   - `SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS`: the deadline of a proxied call (default and maximum 30), so a test
     of a slow endpoint does not wait 30 s.
 """
@@ -27,7 +30,7 @@ from skillcore.egress.addresses import IPAddress
 from skillcore.egress.url_policy import parse_allowed_domains
 
 LOCAL_VARIABLES = ("SKILLS_LOCAL_HOSTED_RESOLVE", "SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "SKILLS_LOCAL_HOSTED_CA_BUNDLE",
-                   "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS")
+                   "SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS", "SKILLS_LOCAL_HOSTED_CONNECT_PORT")
 DEADLINE_SECONDS = 30.0  # egress/transport.py's, repeated here so that reading the settings imports no httpx2
 
 
@@ -37,6 +40,7 @@ class EgressSettings(Struct, frozen=True, kw_only=True):
     local_allow_addresses: frozenset[IPAddress] = frozenset()
     local_ca_bundle: str | None = None
     deadline_seconds: float = DEADLINE_SECONDS  # of a proxied call; lowered only under SKILLS_LOCAL=1
+    local_connect_port: int | None = None  # for the local_allow_addresses only; None = 443
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> EgressSettings:
@@ -53,7 +57,14 @@ class EgressSettings(Struct, frozen=True, kw_only=True):
             local_allow_addresses=_allow_addresses(env.get("SKILLS_LOCAL_HOSTED_ALLOW_ADDRESSES", "")),
             local_ca_bundle=ca_bundle,
             deadline_seconds=_deadline(env.get("SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS", "")),
+            local_connect_port=_connect_port(env.get("SKILLS_LOCAL_HOSTED_CONNECT_PORT", "")),
         )
+
+    def connect_ports(self) -> dict[IPAddress, int]:
+        """Address -> the port connected to instead of the URL's 443 (the local allow-list's, when set)."""
+        if self.local_connect_port is None:
+            return {}
+        return dict.fromkeys(self.local_allow_addresses, self.local_connect_port)
 
 
 def _resolve_table(raw: str) -> dict[str, tuple[str, ...]]:
@@ -93,4 +104,16 @@ def _deadline(raw: str) -> float:
         raise ValueError(f"SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS: {raw!r} is not a number") from None
     if not 0 < value <= DEADLINE_SECONDS:
         raise ValueError(f"SKILLS_LOCAL_HOSTED_DEADLINE_SECONDS: {raw!r} is not in (0, {DEADLINE_SECONDS:g}]")
+    return value
+
+
+def _connect_port(raw: str) -> int | None:
+    if not raw.strip():
+        return None
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(f"SKILLS_LOCAL_HOSTED_CONNECT_PORT: {raw!r} is not a port number") from None
+    if not 0 < value < 65536:
+        raise ValueError(f"SKILLS_LOCAL_HOSTED_CONNECT_PORT: {raw!r} is not in 1..65535")
     return value

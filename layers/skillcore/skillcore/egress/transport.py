@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -76,12 +76,15 @@ _HTTPCORE_ERRORS = (httpcore2.TimeoutException, httpcore2.NetworkError, httpcore
 
 
 class PinnedBackend(httpcore2.AsyncNetworkBackend):
-    """Connects the checked host name to its checked addresses only."""
+    """Connects the checked host name to its checked addresses only. `connect_ports` (local stack only:
+    settings.SKILLS_LOCAL_HOSTED_CONNECT_PORT) names the addresses connected to on another port than the URL's."""
 
-    def __init__(self, host: str, port: int, addresses: Sequence[IPAddress]) -> None:
+    def __init__(self, host: str, port: int, addresses: Sequence[IPAddress],
+                 connect_ports: Mapping[IPAddress, int] | None = None) -> None:
         self.host = host
         self.port = port
         self.addresses = tuple(addresses)
+        self.connect_ports = dict(connect_ports or {})
         self._inner = httpcore2.AnyIOBackend()
         self.connected: list[str] = []  # the addresses connected to, in order (tests read it)
 
@@ -92,7 +95,8 @@ class PinnedBackend(httpcore2.AsyncNetworkBackend):
         failure: Exception | None = None
         for address in self.addresses:
             try:
-                stream = await self._inner.connect_tcp(str(address), port, timeout=timeout)
+                stream = await self._inner.connect_tcp(str(address), self.connect_ports.get(address, port),
+                                                       timeout=timeout)
             except httpcore2.ConnectError as error:
                 failure = error
                 continue
@@ -214,12 +218,13 @@ class CappedStream(httpx2.AsyncByteStream):
 
 class EgressTransport(httpx2.AsyncBaseTransport):
     def __init__(self, destination: Destination, addresses: Sequence[IPAddress], *, ssl_context: ssl.SSLContext,
-                 deadline: Deadline, max_body: int = MAX_BODY_BYTES, on_failure: OnFailure | None = None) -> None:
+                 deadline: Deadline, max_body: int = MAX_BODY_BYTES, on_failure: OnFailure | None = None,
+                 connect_ports: Mapping[IPAddress, int] | None = None) -> None:
         self.destination = destination
         self.deadline = deadline
         self.max_body = max_body
         self.on_failure = on_failure or _ignore
-        self.backend = PinnedBackend(destination.host, destination.port, addresses)
+        self.backend = PinnedBackend(destination.host, destination.port, addresses, connect_ports)
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=ssl_context, max_connections=4, http1=True, http2=False, retries=0,
             network_backend=self.backend,

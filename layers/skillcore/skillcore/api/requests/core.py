@@ -18,6 +18,8 @@ MEMORY_CONTENT_MAX = 1000
 class PutProfile(Strict):
     timezone: str | None = Field(default=None, min_length=1, max_length=TIMEZONE_MAX)
     display_name: str | None = Field(default=None, max_length=60)
+    # The zone of a profile this call creates (when `timezone` is absent); an existing profile keeps its own.
+    initial_timezone: str | None = Field(default=None, min_length=1, max_length=TIMEZONE_MAX)
 
 
 class CreateAgent(Strict):
