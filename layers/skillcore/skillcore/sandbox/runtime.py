@@ -24,6 +24,7 @@ Nothing survives the call: the Store, the instance and its memory are dropped, s
 from __future__ import annotations
 
 import json
+import time
 from typing import TYPE_CHECKING, Any, Final
 
 from skillcore.errors import (
@@ -112,11 +113,13 @@ def _run(module: Module, tool: CodeToolManifest, data: bytes, bridge: HostBridge
     memory: Memory | None = None
     alloc: Func | None = None
     alloc_failed = False
+    ended: SandboxFailure | None = None  # a limit reached inside a host call (its time, or fuel in `alloc`)
+    deadline = time.monotonic() + limits.timeout_ms / 1000
 
     def host(function: HostFunction) -> Any:
         def call(caller: Caller, ptr: int, length: int) -> int:
             # Inside a host function the store is reached through `caller` only.
-            nonlocal alloc_failed
+            nonlocal alloc_failed, ended
 
             def stop() -> None:
                 Store.set_fuel(caller, 0)  # type: ignore[arg-type]  # the caller's context is the store's
@@ -125,13 +128,19 @@ def _run(module: Module, tool: CodeToolManifest, data: bytes, bridge: HostBridge
             try:
                 request = _read(caller, memory, ptr, length) if memory is not None else None
                 answer = bridge.call(function, request if request is not None else b"\xff")
+                if time.monotonic() > deadline:  # the host call used the rest of the call's time
+                    ended = SandboxTimeout(details=_details(tool, None, limits.timeout_ms))
+                    stop()
+                    return 0
                 if memory is None or alloc is None:
                     return 0
                 try:
                     out = alloc(caller, len(answer))
                 except Trap as exc:
                     if exc.trap_code in (TrapCode.OUT_OF_FUEL, TrapCode.INTERRUPT):
-                        return 0  # the module's own limit: it ends at its next instruction, with that code
+                        ended = _classify(exc, tool, bridge, caller, memory, False)
+                        stop()
+                        return 0
                     out = None
                 except WasmtimeError:
                     out = None
@@ -151,7 +160,7 @@ def _run(module: Module, tool: CodeToolManifest, data: bytes, bridge: HostBridge
         linker.define_func(HOST_MODULE, function.value, signature, host(function), access_caller=True)
 
     def failed(exc: BaseException) -> SandboxFailure:
-        return _classify(exc, tool, bridge, store, memory, alloc_failed)
+        return ended or _classify(exc, tool, bridge, store, memory, alloc_failed)
 
     try:
         instance = linker.instantiate(store, module)
@@ -173,6 +182,8 @@ def _run(module: Module, tool: CodeToolManifest, data: bytes, bridge: HostBridge
         raise failed(exc) from None
     if bridge.failure is not None:
         raise bridge.failure
+    if ended is not None:
+        raise ended
     if alloc_failed:
         raise SandboxTrap("alloc failed during a host call", _details(tool, "abi_alloc"))
     packed = int(packed) & 0xFFFF_FFFF_FFFF_FFFF
@@ -197,7 +208,7 @@ def _read(store: Any, memory: Any, ptr: int, length: int) -> bytes | None:
     return bytes(memory.read(store, ptr, ptr + length))
 
 
-def _classify(exc: BaseException, tool: CodeToolManifest, bridge: HostBridge, store: Store, memory: Any,
+def _classify(exc: BaseException, tool: CodeToolManifest, bridge: HostBridge, store: Any, memory: Any,
               alloc_failed: bool) -> SandboxFailure:
     from wasmtime import Trap, TrapCode
 
