@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from scripts.bench_common import LAYER_DIR, ROOT, Report, median, percentile
 from scripts.bench_cold import python
+from scripts.bench_common import LAYER_DIR, ROOT, Report, median, percentile
 
 SECTION = "sandbox"
 TARGET_WARM_MS = 2.0          # a trivial tool's call once its module is compiled
@@ -72,13 +72,13 @@ def _probe(mode: str, wasm: Path, artifact: Path) -> dict[str, float]:
 
 def _warm(calls: int) -> dict[str, list[float]]:
     from pydantic import BaseModel
+    from wasmtime import wat2wasm
 
     from skillcore.sandbox import modules, runtime
     from skillcore.sandbox.code_tool import CodeTool
     from skillcore.sandbox.host import HostBridge, HostPorts
     from skillcore.sandbox.manifest import decode_manifest
     from skillcore.skills.manifest import SkillKind, SkillManifest
-    from wasmtime import wat2wasm
 
     wasm = bytes(wat2wasm((ROOT / "tests" / "wasm" / "echo.wat").read_text(encoding="utf-8")))
     tool = decode_manifest({"name": "echo-tool", "inputSchema": {"type": "object", "required": ["habit"]},
@@ -135,8 +135,9 @@ def _compile_vs_deserialize(wasm: bytes, rounds: int) -> tuple[float, float]:
 
 
 def run(report: Report, *, quick: bool) -> None:
-    from skillcore.sandbox.modules import precompile
     from wasmtime import wat2wasm
+
+    from skillcore.sandbox.modules import precompile
 
     runs = 5 if quick else 15
     calls = 200 if quick else 2000

@@ -1,4 +1,4 @@
-"""The manifest of one code tool, as a package's `skillcore.json` embeds it (docs/code-skills.md, "The manifest").
+"""The manifest of one code tool, as a package's skillcore.json embeds it (docs/code-skills.md, "The manifest").
 
     {"name": "streak-score", "module": "tools/streak-score.wasm",
      "inputSchema": {"type": "object", ...}, "outputSchema": {"type": "object", ...},

@@ -42,7 +42,7 @@ from skillcore.sandbox.host import HostBridge
 from skillcore.sandbox.manifest import MAX_INPUT_BYTES, CodeToolManifest, HostFunction
 
 if TYPE_CHECKING:
-    from wasmtime import Module, Store
+    from wasmtime import Module
 
 HOST_MODULE: Final = "skillcore"
 MEMORY_SLACK_SHARE: Final = 8  # a failed call within an eighth of the memory limit ran out of memory
