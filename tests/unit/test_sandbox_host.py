@@ -158,3 +158,19 @@ def test_the_manifest_is_checked_field_by_field() -> None:
     ]:
         with pytest.raises(ValueError, match=match):
             decode_manifest({**base, **wrong})
+
+
+def test_a_failure_inside_the_host_function_itself_ends_only_that_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Nothing may raise through wasmtime-py's host trampoline (its exception slot is process-wide): a failure
+    # there stops the module, the call ends with sandbox_trap, and the next call is clean.
+    from skillcore.errors import SandboxTrap
+
+    def broken(self: HostBridge, function: HostFunction, request: bytes) -> bytes:
+        raise RuntimeError("host bug")
+
+    monkeypatch.setattr(HostBridge, "call", broken)
+    with pytest.raises(SandboxTrap) as caught:
+        run("log_loop", manifest(host_functions=("log",)), {})
+    assert caught.value.details["reason"] == "host_error"
+    monkeypatch.undo()
+    assert run("log_loop", manifest(host_functions=("log",)), {}) == {"ok": True}

@@ -55,6 +55,7 @@ HOSTILE = [
     ("big_output", {}, SandboxOutputTooLarge, None, 1.0),
     ("trap", {}, SandboxTrap, "integer_division_by_zero", 1.0),
     ("not_json", {}, SandboxTrap, "output_not_json", 1.0),
+    ("nested_output", {}, SandboxTrap, "output_not_json", 1.0),
     ("wasi_import", {}, HostCallDenied, "undeclared_import", 1.0),
     ("hosted_import", {}, HostCallDenied, "undeclared_import", 1.0),
 ]
@@ -210,3 +211,17 @@ def test_memory_search_through_the_bridge_answers_json() -> None:
     host = ports(grants=(grant(),), memories=[memory("I like hiking"), memory("cats", memory_id="m2")])
     assert run("memory_search", tool, host=host) == {
         "memories": [{"id": "m1", "title": "I like hiking", "content": "I like hiking", "importance": 3}]}
+
+
+def test_code_tool_inputs_must_be_json_within_the_size_limit() -> None:
+    from pydantic import ValidationError
+
+    from skillcore.sandbox.code_tool import CodeTool
+    from skillcore.sandbox.manifest import MAX_INPUT_BYTES
+    from tests.sandbox_support import SKILL
+
+    tool = CodeTool(SKILL, manifest(), wasm("echo"))
+    assert tool.input_model.model_validate({"a": [1.5]}).model_dump() == {"a": [1.5]}
+    for bad in ({"a": float("nan")}, {"a": float("inf")}, {"a": "x" * MAX_INPUT_BYTES}):
+        with pytest.raises(ValidationError):
+            tool.input_model.model_validate(bad)

@@ -13,24 +13,32 @@ always ends a call first.
 
 from __future__ import annotations
 
+import json
 from typing import Any, Final
 
 from pydantic import BaseModel, RootModel, model_validator
 
 from skillcore.sandbox.host import HostBridge, HostPorts
-from skillcore.sandbox.manifest import CodeToolManifest, check_permissions
+from skillcore.sandbox.manifest import MAX_INPUT_BYTES, CodeToolManifest, check_permissions
 from skillcore.skills.manifest import SkillManifest
 
 RUNNER_GRACE_MS: Final = 500
 
 
 def schema_model(schema: dict[str, Any], name: str) -> type[RootModel[dict[str, Any]]]:
-    """A pydantic model of a JSON object that `schema` (JSON Schema, draft 2020-12, offline) accepts."""
+    """A pydantic model of a JSON object that `schema` (JSON Schema, draft 2020-12, offline) accepts, that is JSON
+    (no NaN or infinity) and at most MAX_INPUT_BYTES as JSON."""
     state: dict[str, Any] = {}
 
     class Checked(RootModel[dict[str, Any]]):
         @model_validator(mode="after")
         def _schema(self) -> Checked:
+            try:
+                size = len(json.dumps(self.root, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode())
+            except (ValueError, TypeError, RecursionError):
+                raise ValueError(f"the {name} is not JSON") from None
+            if size > MAX_INPUT_BYTES:
+                raise ValueError(f"the {name} is larger than {MAX_INPUT_BYTES} bytes")
             validator = state.get("v")
             if validator is None:
                 import jsonschema_rs

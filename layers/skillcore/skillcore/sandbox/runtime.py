@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from skillcore.errors import (
@@ -118,40 +119,51 @@ def _run(module: Module, tool: CodeToolManifest, data: bytes, bridge: HostBridge
 
     def host(function: HostFunction) -> Any:
         def call(caller: Caller, ptr: int, length: int) -> int:
-            # Inside a host function the store is reached through `caller` only.
-            nonlocal alloc_failed, ended
+            # Inside a host function the store is reached through `caller` only. Nothing may raise out of here:
+            # wasmtime-py keeps a host function's exception in a process-wide slot that another thread's call
+            # could pick up, so every failure becomes a state of this call and a stop.
+            nonlocal ended
 
             def stop() -> None:
                 Store.set_fuel(caller, 0)  # type: ignore[arg-type]  # the caller's context is the store's
 
             bridge.stop = stop
             try:
-                request = _read(caller, memory, ptr, length) if memory is not None else None
-                answer = bridge.call(function, request if request is not None else b"\xff")
-                if time.monotonic() > deadline:  # the host call used the rest of the call's time
-                    ended = SandboxTimeout(details=_details(tool, None, limits.timeout_ms))
-                    stop()
-                    return 0
-                if memory is None or alloc is None:
-                    return 0
-                try:
-                    out = alloc(caller, len(answer))
-                except Trap as exc:
-                    if exc.trap_code in (TrapCode.OUT_OF_FUEL, TrapCode.INTERRUPT):
-                        ended = _classify(exc, tool, bridge, caller, memory, False)
-                        stop()
-                        return 0
-                    out = None
-                except WasmtimeError:
-                    out = None
-                if not isinstance(out, int) or out < 0 or out + len(answer) > memory.data_len(caller):
-                    alloc_failed = True
-                    stop()
-                    return 0
-                memory.write(caller, answer, out)
-                return (out << 32) | len(answer)
+                return answer(caller, function, ptr, length, stop)
+            except Exception:  # noqa: BLE001 - see above: the call ends with sandbox_trap (host_error)
+                ended = ended or SandboxTrap("the host function failed", _details(tool, "host_error"))
+                stop()
+                return 0
             finally:
                 bridge.stop = lambda: None
+
+        def answer(caller: Caller, function: HostFunction, ptr: int, length: int, stop: Callable[[], None]) -> int:
+            nonlocal alloc_failed, ended
+            request = _read(caller, memory, ptr, length) if memory is not None else None
+            response = bridge.call(function, request if request is not None else b"\xff")
+            if time.monotonic() > deadline:  # the host call used the rest of the call's time
+                ended = SandboxTimeout(details=_details(tool, None, limits.timeout_ms))
+                stop()
+                return 0
+            if memory is None or alloc is None:
+                return 0
+            try:
+                out = alloc(caller, len(response))
+            except Trap as exc:
+                if exc.trap_code in (TrapCode.OUT_OF_FUEL, TrapCode.INTERRUPT):
+                    ended = _classify(exc, tool, bridge, caller, memory, False)
+                    stop()
+                    return 0
+                out = None
+            except WasmtimeError:
+                out = None
+            if not isinstance(out, int) or out < 0 or out + len(response) > memory.data_len(caller):
+                alloc_failed = True
+                stop()
+                return 0
+            memory.write(caller, response, out)
+            return (out << 32) | len(response)
+
         return call
 
     linker = Linker(engine())
@@ -195,7 +207,7 @@ def _run(module: Module, tool: CodeToolManifest, data: bytes, bridge: HostBridge
         raise SandboxTrap("the output is outside memory", _details(tool, "abi_pointer"))
     try:
         result = json.loads(output)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nesting deeper than Python's stack
         result = None
     if not isinstance(result, dict):
         raise SandboxTrap("the output is not a JSON object", _details(tool, "output_not_json"))
