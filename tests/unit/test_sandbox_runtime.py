@@ -129,10 +129,11 @@ def test_a_module_without_the_abi_exports_is_a_trap() -> None:
 
 
 def test_hostile_calls_in_threads_never_affect_other_users_clean_calls() -> None:
-    hostile = [("spin", {"fuel": 1_000_000_000, "timeout_ms": 100}, SandboxTimeout),
+    hostile = [("spin", {"fuel": 1_000_000_000, "timeout_ms": 1500}, SandboxTimeout),
                ("grow_bomb", {}, SandboxMemoryExceeded), ("recursion", {}, SandboxTrap),
                ("loop", {"fuel": 50_000_000}, SandboxFuelExhausted), ("big_output", {}, SandboxOutputTooLarge)]
-    clean_times: list[float] = []
+    clean_ends: list[float] = []
+    spin_ends: list[float] = []
     lock = threading.Lock()
 
     def hostile_call(index: int) -> type[SandboxFailure] | None:
@@ -141,26 +142,33 @@ def test_hostile_calls_in_threads_never_affect_other_users_clean_calls() -> None
             run(name, manifest(**limits))
         except SandboxFailure as exc:
             return type(exc)
+        finally:
+            if name == "spin":
+                with lock:
+                    spin_ends.append(time.perf_counter())
         return None
 
     def clean_call(index: int) -> dict[str, Any]:
-        started = time.perf_counter()
         arguments = {"user": f"other-{index}", "n": index}
         result = run("echo", arguments=arguments)
         with lock:
-            clean_times.append(time.perf_counter() - started)
-        assert result == arguments
+            clean_ends.append(time.perf_counter())
         return result
 
+    clean_call(-1)  # compiled and cached before the race
+    clean_ends.clear()
     with ThreadPoolExecutor(max_workers=6) as pool:
         bad = [pool.submit(hostile_call, i) for i in range(10)]
         good = [pool.submit(clean_call, i) for i in range(40)]
         results = [f.result(timeout=30) for f in good]
         failures = [f.result(timeout=30) for f in bad]
-    assert [r["n"] for r in results] == list(range(40))
-    assert failures == [hostile[i % len(hostile)][2] for i in range(10)]
-    # A clean call never waits for a hostile one: each is far below the 100 ms a spinning neighbour runs.
-    assert max(clean_times) < 0.1, max(clean_times)
+    assert results == [{"user": f"other-{i}", "n": i} for i in range(40)]
+    # A spinner ends by its fuel (about half a second of branches) or its time, whichever comes first.
+    expected = [hostile[i % len(hostile)][2] for i in range(10)]
+    assert [f if f is not SandboxFuelExhausted or e is not SandboxTimeout else e
+            for f, e in zip(failures, expected, strict=True)] == expected
+    # Every clean call finished while the spinning neighbours were still running: none waited for one to end.
+    assert len(spin_ends) == 2 and max(clean_ends) < min(spin_ends)
 
 
 def test_compiled_modules_are_cached_by_digest() -> None:
