@@ -17,7 +17,8 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-.PHONY: help venv prereqs dev token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
+# .PHONY also lists code-tools (the example code tools, below).
+.PHONY: code-tools help venv prereqs dev token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
@@ -35,6 +36,7 @@ help:
 	@echo "make evals          selector and payload evals"
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
 	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
+	@echo "make code-tools     build the example code tools (examples/code-tools/*.ts, AssemblyScript) into .build/code-tools/ (CODE_TOOLS_OUT=dir)"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 	@echo "make deploy         build, sam deploy (samconfig.toml), then publish the Skills page"
 	@echo "make publish-page   publish web/ to the deployed stack's bucket and invalidate CloudFront"
@@ -143,6 +145,17 @@ publish-page: venv node
 
 bench: venv node
 	$(PY) -m scripts.bench
+
+# The example code tools (docs/code-skills.md): AssemblyScript (npm, pinned in package.json) compiled with the stub
+# runtime (a bump allocator, no imports at all; `--use abort=` turns aborts into traps) to the ABI of the sandbox.
+CODE_TOOLS_OUT ?= .build/code-tools
+CODE_TOOLS := $(patsubst examples/code-tools/%.ts,$(CODE_TOOLS_OUT)/%.wasm,$(wildcard examples/code-tools/*.ts))
+
+$(CODE_TOOLS_OUT)/%.wasm: examples/code-tools/%.ts package.json
+	@mkdir -p $(dir $@)
+	npx --no-install asc $< --outFile $@ --runtime stub --optimizeLevel 3 --shrinkLevel 1 --noAssert --use abort=
+
+code-tools: node $(CODE_TOOLS)
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache
