@@ -22,7 +22,7 @@ from skillcore.sandbox.host import HostBridge, HostPorts
 from skillcore.sandbox.manifest import MAX_INPUT_BYTES, CodeToolManifest, check_permissions
 from skillcore.skills.manifest import SkillManifest
 
-RUNNER_GRACE_MS: Final = 500
+RUNNER_GRACE_MS: Final = 2000  # a backstop: under CPU starvation the epoch check needs the thread to run
 
 
 def schema_model(schema: dict[str, Any], name: str) -> type[RootModel[dict[str, Any]]]:
