@@ -149,3 +149,30 @@ def test_users_calls_run_concurrently_beside_hostile_ones(db: Db, ddb_local: Loc
     with ThreadPoolExecutor(max_workers=4) as pool:
         results = list(pool.map(one, range(16)))
     assert results == [("failed", "sandbox_timeout") if i % 4 == 0 else ("succeeded", None) for i in range(16)]
+
+
+def test_bound_ports_read_grants_at_each_host_call_and_honour_the_skills_switch(db: Db) -> None:
+    from skillcore.conversations.profile_store import set_skill_enabled
+    from skillcore.errors import HostCallDenied
+    from skillcore.sandbox import modules, runtime
+    from skillcore.sandbox.host import HostBridge
+    from skillcore.sandbox.ports import bind_ports
+
+    tool = manifest("memory-digest", host_functions=("memory.search",))
+    remember(db, "erin", "e1", "I like hiking at dawn")
+    remember(db, "erin", "other-agent", "hiking with another agent")
+
+    def search() -> dict[str, Any]:
+        ports = bind_ports(db, SKILL, "erin", "e1", call_id=new_id(NOW), now=NOW)
+        return runtime.invoke(modules.load(wasm("memory_search")), tool, {}, HostBridge(tool, SKILL, ports))
+
+    with pytest.raises(HostCallDenied):
+        search()
+    set_grant(db, "erin", "memory:read", True)
+    assert [m["content"] for m in search()["memories"]] == ["I like hiking at dawn"]  # this agent's only
+    set_skill_enabled(db, "erin", SKILL.skill_id, False, NOW)
+    with pytest.raises(HostCallDenied) as caught:
+        search()
+    assert caught.value.details["reason"] == "grant_missing"
+    set_skill_enabled(db, "erin", SKILL.skill_id, True, NOW)
+    assert len(search()["memories"]) == 1
