@@ -17,8 +17,7 @@ export PYTHONPATH := $(CURDIR):$(CURDIR)/layers/skillcore
 export SKILLS_LOCAL_DATA_DIR ?= .local
 export SKILLS_LOCAL_PORT ?= 3000
 
-# .PHONY also lists code-tools (the example code tools, below).
-.PHONY: code-tools help venv prereqs dev token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
+.PHONY: help venv prereqs dev token invoke test test-fast test-unit test-integration test-stack test-browser test-harness contract lint lint-py lint-template evals bench build clean node openapi deploy publish-page
 
 help:
 	@echo "make dev            run the local stack on http://127.0.0.1:$(SKILLS_LOCAL_PORT)"
@@ -155,6 +154,7 @@ $(CODE_TOOLS_OUT)/%.wasm: examples/code-tools/%.ts package.json
 	@mkdir -p $(dir $@)
 	npx --no-install asc $< --outFile $@ --runtime stub --optimizeLevel 3 --shrinkLevel 1 --noAssert --use abort=
 
+.PHONY: code-tools
 code-tools: node $(CODE_TOOLS)
 
 clean:
