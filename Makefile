@@ -36,6 +36,7 @@ help:
 	@echo "make evals          selector and payload evals"
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
 	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
+	@echo "make code-tools     build the example code tools (examples/code-tools/*.ts, AssemblyScript) into .build/code-tools/ (CODE_TOOLS_OUT=dir)"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 	@echo "make deploy         build, sam deploy (samconfig.toml), then publish the Skills page"
 	@echo "make publish-page   publish web/ to the deployed stack's bucket and invalidate CloudFront"
@@ -43,7 +44,7 @@ help:
 # The first install takes a few minutes: say so, and let pip print each package it collects and a
 # progress bar for each download (no -q), so a first `make dev` is never silent. All of it goes to stderr:
 # `TOKEN=$(make -s token USER=alice)` on a fresh clone must still capture the token alone.
-$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt functions/mcp/requirements.txt
+$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt functions/mcp/requirements.txt functions/chat_turn/requirements.txt
 	@test -x $(PY) || { echo ">> creating $(VENV) with $(PYTHON_BOOT)" >&2; $(PYTHON_BOOT) -m venv $(VENV) >&2; }
 	@echo ">> installing the Python dependencies into $(VENV) (first run: about 3 minutes)" >&2
 	@$(PY) -m pip install --disable-pip-version-check --progress-bar on --upgrade pip >&2
@@ -148,6 +149,18 @@ publish-page: venv node
 
 bench: venv node
 	$(PY) -m scripts.bench
+
+# The example code tools (docs/code-skills.md): AssemblyScript (npm, pinned in package.json) compiled with the stub
+# runtime (a bump allocator, no imports at all; `--use abort=` turns aborts into traps) to the ABI of the sandbox.
+CODE_TOOLS_OUT ?= .build/code-tools
+CODE_TOOLS := $(patsubst examples/code-tools/%.ts,$(CODE_TOOLS_OUT)/%.wasm,$(wildcard examples/code-tools/*.ts))
+
+$(CODE_TOOLS_OUT)/%.wasm: examples/code-tools/%.ts package.json
+	@mkdir -p $(dir $@)
+	npx --no-install asc $< --outFile $@ --runtime stub --optimizeLevel 3 --shrinkLevel 1 --noAssert --use abort=
+
+.PHONY: code-tools
+code-tools: node $(CODE_TOOLS)
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -363,3 +363,58 @@ class PermissionNotDeclared(RuleViolation):
 class SkillDisabled(RuleViolation):
     code = "skill_disabled"
     default_message = "this skill is disabled"
+
+
+# -- code tools (skillcore/sandbox/) --------------------------------------------------------------------
+
+
+class SandboxDetails(TypedDict, total=False):
+    """What ended a code tool's call, as codes and numbers only: `reason` a fixed code (`stack_overflow`,
+    `undeclared_import`, `grant_missing`, ...), `limit` the limit that was reached (in its unit), `toolId`."""
+
+    reason: str
+    limit: int
+    toolId: str
+
+
+class SandboxFailure(DomainError):
+    """A kind: a code tool's call ended by the sandbox (docs/code-skills.md, "Limits"). Each class is its own
+    outcome code, recorded by the ToolRunner like any tool outcome; the next call starts from a fresh instance."""
+
+    status = 422
+    details: SandboxDetails
+
+    def __init__(self, message: str | None = None, details: SandboxDetails | None = None) -> None:
+        super().__init__(message, details if details is not None else SandboxDetails())
+
+
+class SandboxFuelExhausted(SandboxFailure):
+    code = "sandbox_fuel_exhausted"
+    default_message = "the code tool ran out of fuel (its instruction budget)"
+
+
+class SandboxMemoryExceeded(SandboxFailure):
+    code = "sandbox_memory_exceeded"
+    default_message = "the code tool needed more linear memory than its limit"
+
+
+class SandboxTimeout(SandboxFailure):
+    code = "sandbox_timeout"
+    status = 504
+    default_message = "the code tool ran past its wall-clock limit"
+
+
+class SandboxOutputTooLarge(SandboxFailure):
+    code = "sandbox_output_too_large"
+    default_message = "the code tool's output is larger than its limit"
+
+
+class SandboxTrap(SandboxFailure):
+    code = "sandbox_trap"
+    default_message = "the code tool stopped with a trap or broke the ABI"
+
+
+class HostCallDenied(SandboxFailure):
+    code = "host_call_denied"
+    status = 403
+    default_message = "the code tool called a host function it may not call"

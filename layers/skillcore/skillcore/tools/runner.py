@@ -27,6 +27,7 @@ from skillcore import faults
 from skillcore.conversations.models import ExecutionStatus
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
+from skillcore.errors import SandboxFailure
 from skillcore.observability import logger, tool_call
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
@@ -192,6 +193,8 @@ class ToolRunner:
             error = "timeout"
         except ValidationError:
             error = "invalid_output"
+        except SandboxFailure as exc:  # a code tool's limit or trap (skillcore/sandbox/): its own code
+            error = exc.code
         except Exception as exc:  # noqa: BLE001 - any handler failure is recorded, never shown or invented around
             error = "transient_error" if isinstance(exc, faults.InjectedTransientError) else "handler_error"
             logger.warning("tool handler failed", extra={"tool_id": tool.tool_id, "error_type": type(exc).__name__})

@@ -1,0 +1,20 @@
+;; Grows its memory one page at a time until memory.grow refuses, then traps.
+(module
+  (memory (export "memory") 1)
+  (global $next (mut i32) (i32.const 4096))
+  (func $alloc (export "alloc") (param $len i32) (result i32)
+    (local $p i32)
+    (local.set $p (global.get $next))
+    (global.set $next (i32.add (global.get $next) (i32.and (i32.add (local.get $len) (i32.const 7)) (i32.const -8))))
+    (block $ok
+      (loop $more
+        (br_if $ok (i32.le_u (global.get $next) (i32.mul (memory.size) (i32.const 65536))))
+        (if (i32.eq (memory.grow (i32.const 1)) (i32.const -1)) (then unreachable))
+        (br $more)))
+    (local.get $p))
+  (func $pack (param $p i32) (param $n i32) (result i64)
+    (i64.or (i64.shl (i64.extend_i32_u (local.get $p)) (i64.const 32)) (i64.extend_i32_u (local.get $n))))
+  (func (export "run") (param $p i32) (param $n i32) (result i64)
+    (loop $grow
+      (br_if $grow (i32.ne (memory.grow (i32.const 1)) (i32.const -1))))
+    unreachable))
