@@ -14,7 +14,7 @@ from skillcore.background import service as background
 
 def register(routes: Routes, deps: SkillDeps) -> None:
     @routes.route("POST", "/rpc/skills/background-jobs", body=CreateBackgroundJob, response=views.BackgroundJob,
-                  status=201, errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired,
+                  status=201, errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch,
                                       e.RunAtOutOfRange, e.ConcurrentUpdate))
     def create_background_job(caller: Caller, body: CreateBackgroundJob) -> views.BackgroundJob:
         """Schedule a background skill run (a goal check-in reminder)."""

@@ -19,7 +19,7 @@ from skillcore.hosted.models import EndpointStatus
 from skillcore.limits.models import RateClass
 
 UPSTREAM = (e.UrlNotAllowed, e.UpstreamError, e.UpstreamTimeout)
-CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
+CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
                e.ApprovalRequired, e.IdempotencyKeyReused, *UPSTREAM, e.ConcurrentUpdate)
 
 
