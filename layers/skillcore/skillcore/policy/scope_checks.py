@@ -124,8 +124,9 @@ def _constraint_errors(path: str, constraint: ArgumentConstraint, prop: Mapping[
         if not sized:
             return [FieldError(path=f"{path}.maxLength", message="the argument is not a text or a list")]
         for b in sized:
-            low = _bound(b, "minLength" if "string" in _types(b) else "minItems")
-            if low is None or value >= low:
+            text = "string" in _types(b)
+            low, high = _bound(b, "minLength" if text else "minItems"), _bound(b, "maxLength" if text else "maxItems")
+            if (low is None or value >= low) and (high is None or value <= high):
                 return []
         return [FieldError(path=f"{path}.maxLength", message="not within the argument's schema")]
     values = constraint.enum or ()
