@@ -166,7 +166,7 @@ export function NarrowingForm({ skill, permission, agentId, agents, rowId, onGra
           </select>
           <${FieldError} id=${`${id("tool")}-error`} messages=${errors.tool} />`}
         <label for=${id("name")}>${t("narrow.name")}</label>
-        <input id=${id("name")} value=${argName} maxLength="200" onInput=${(e) => setArgName(e.currentTarget.value)}
+        <input id=${id("name")} value=${argName} onInput=${(e) => setArgName(e.currentTarget.value)}
           ...${invalidProps(errors.name, id("name"))} />
         <${FieldError} id=${`${id("name")}-error`} messages=${errors.name} />
         <label for=${id("kind")}>${t("narrow.kind")}</label>
@@ -176,7 +176,7 @@ export function NarrowingForm({ skill, permission, agentId, agents, rowId, onGra
           <option value="enum">${t("narrow.kindEnum")}</option>
         </select>
         <label for=${id("value")}>${t(argKind === "enum" ? "narrow.values" : "narrow.value")}</label>
-        <input id=${id("value")} value=${argValue} maxLength="2000" onInput=${(e) => setArgValue(e.currentTarget.value)}
+        <input id=${id("value")} value=${argValue} onInput=${(e) => setArgValue(e.currentTarget.value)}
           ...${invalidProps(errors.value, id("value"), argKind === "enum" ? id("values-hint") : undefined)} />
         ${argKind === "enum" && html`<p class="hint" id=${id("values-hint")}>${t("narrow.valuesHint")}</p>`}
         <${FieldError} id=${`${id("value")}-error`} messages=${errors.value} />

@@ -109,16 +109,16 @@ def _constraint_errors(path: str, constraint: ArgumentConstraint, prop: Mapping[
     branches = _branches(prop)
     kind = constraint.kind
     if kind is ConstraintKind.MAXIMUM:
-        value = constraint.maximum
+        maximum = constraint.maximum
         numeric = [b for b in branches if _types(b) & {"number", "integer"}]
         if not numeric:
             return [FieldError(path=f"{path}.maximum", message="the argument is not a number")]
-        if not any(fits(b, value) for b in numeric):
+        if not any(fits(b, maximum) for b in numeric):
             return [FieldError(path=f"{path}.maximum", message="not within the argument's schema")]
         return []
     if kind is ConstraintKind.MAX_LENGTH:
-        value = constraint.max_length
-        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        length = constraint.max_length
+        if not isinstance(length, int) or isinstance(length, bool) or length < 0:
             return [FieldError(path=f"{path}.maxLength", message="a length is an integer >= 0")]
         sized = [b for b in branches if _types(b) & {"string", "array"}]
         if not sized:
@@ -126,7 +126,7 @@ def _constraint_errors(path: str, constraint: ArgumentConstraint, prop: Mapping[
         for b in sized:
             text = "string" in _types(b)
             low, high = _bound(b, "minLength" if text else "minItems"), _bound(b, "maxLength" if text else "maxItems")
-            if (low is None or value >= low) and (high is None or value <= high):
+            if (low is None or length >= low) and (high is None or length <= high):
                 return []
         return [FieldError(path=f"{path}.maxLength", message="not within the argument's schema")]
     values = constraint.enum or ()

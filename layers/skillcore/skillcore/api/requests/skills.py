@@ -3,7 +3,17 @@
 import re
 from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field, JsonValue, StrictBool, StrictFloat, StrictInt, StrictStr, field_validator, model_validator
+from pydantic import (
+    AwareDatetime,
+    Field,
+    JsonValue,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from skillcore.api.requests import Paging
 from skillcore.policy import scopes
