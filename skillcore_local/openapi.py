@@ -143,8 +143,8 @@ def _operation(route: Route, response_schema: dict[str, Any] | None, components:
         {"name": name, "in": "path", "required": True, "schema": {"type": "string", "pattern": PATH_ID.pattern}}
         for name in route.params
     ]
-    if route.query is not None:
-        parameters += _query_parameters(route.query, components)
+    if (query := route.query_model()) is not None:
+        parameters += _query_parameters(query, components)
     success: dict[str, Any] = {"description": route.summary or "Success."}
     if response_schema is not None:
         success["content"] = {"application/json": {"schema": response_schema}}
@@ -158,11 +158,11 @@ def _operation(route: Route, response_schema: dict[str, Any] | None, components:
     }
     if parameters:
         operation["parameters"] = parameters
-    if route.body is not None:
-        components.add(route.body.__name__, components.model(route.body))
+    if (body := route.body_model()) is not None:
+        components.add(body.__name__, components.model(body))
         operation["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": {"$ref": REF.format(name=route.body.__name__)}}},
+            "content": {"application/json": {"schema": {"$ref": REF.format(name=body.__name__)}}},
         }
     if not route.auth:
         operation["security"] = []

@@ -38,8 +38,8 @@ def test_the_pattern_is_not_blank_for_strings(value: str) -> None:
 def body_models() -> list[type]:
     seen: dict[str, type] = {}
     for route in all_routes():
-        if route.body is not None:
-            seen[route.body.__name__] = route.body
+        if (body := route.body_model()) is not None:
+            seen[body.__name__] = body
     return list(seen.values())
 
 

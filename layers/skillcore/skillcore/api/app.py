@@ -14,11 +14,13 @@ declarations, so what the document says is what the router does.
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
+from functools import cache
 from typing import Any, Literal, Protocol, get_origin
 
 import msgspec
@@ -56,6 +58,39 @@ RECENT_SIGN_IN_SECONDS = 15 * 60
 # What a route decides: nothing (None), something only a person decides ("person"), or something at L3 or
 # above, which also needs a recent sign-in ("L3").
 Decision = Literal["person", "L3"] | None
+
+
+class ModelRef(Struct, frozen=True):
+    """A request model named by its module and class, defined by the first request that needs it. Defining a
+    pydantic class costs ~0.2 ms even with `defer_build`; RpcFunction's groups declare about forty, which was
+    most of what kept its cold start above its target. The OpenAPI generator resolves every reference (and its
+    drift test fails on a name that does not exist)."""
+
+    module: str
+    name: str
+
+    def resolve(self) -> type[BaseModel]:
+        return _resolve(self.module, self.name)
+
+
+@cache
+def _resolve(module: str, name: str) -> type[BaseModel]:
+    model = getattr(importlib.import_module(module), name)
+    if not (isinstance(model, type) and issubclass(model, BaseModel)):
+        raise TypeError(f"{module}.{name} is not a request model")
+    return model
+
+
+RequestModel = type[BaseModel] | ModelRef
+
+
+def request_models(module: str) -> Callable[[str], ModelRef]:
+    """`request = request_models("skillcore.api.requests.core")`, then `body=request("PutProfile")`."""
+    return lambda name: ModelRef(module, name)
+
+
+def _model(declared: RequestModel | None) -> type[BaseModel] | None:
+    return declared.resolve() if isinstance(declared, ModelRef) else declared
 
 
 class Caller(Struct, frozen=True):
@@ -100,8 +135,8 @@ class Route(Struct, frozen=True, kw_only=True):
     summary: str
     response: Any  # a Struct type (or a generic alias such as Page[Agent]); None for a 204
     status: int
-    body: type[BaseModel] | None
-    query: type[BaseModel] | None
+    body: RequestModel | None  # a class, or a ModelRef defined on first use (body_model())
+    query: RequestModel | None
     errors: tuple[Documented, ...]
     auth: bool
     admin: bool
@@ -110,6 +145,12 @@ class Route(Struct, frozen=True, kw_only=True):
     decision: Decision = None  # a decision: only a person's token (L3: a recent sign-in too); else 403
     rate: RateClass | None = None  # the per-user rate class the limiter counts the route in (429 `rate_limited`)
     model: bool = False  # model-backed: admitted within the user's daily model budget (429 `budget_exhausted`)
+
+    def body_model(self) -> type[BaseModel] | None:
+        return _model(self.body)
+
+    def query_model(self) -> type[BaseModel] | None:
+        return _model(self.query)
 
     def documented_errors(self) -> tuple[Documented, ...]:
         """Every error this route can answer: those the router itself raises, then the route's own, then the
@@ -192,8 +233,8 @@ class Routes:
         *,
         response: Any,
         status: int = 200,
-        body: type[BaseModel] | None = None,
-        query: type[BaseModel] | None = None,
+        body: RequestModel | None = None,
+        query: RequestModel | None = None,
         errors: tuple[Documented, ...] = (),
         auth: bool = True,
         admin: bool = False,
@@ -301,10 +342,10 @@ class Routes:
             if route.decision is not None:
                 require_person(caller, recent=route.decision == "L3")
         args: dict[str, Any] = dict(params)
-        if route.body is not None:
-            args["body"] = http.body(event, route.body)
-        if route.query is not None:
-            args["query"] = http.parse(route.query, http.query(event))
+        if (body := route.body_model()) is not None:
+            args["body"] = http.body(event, body)
+        if (query := route.query_model()) is not None:
+            args["query"] = http.parse(query, http.query(event))
         if self.limiter is not None and caller is not None and (route.rate is not None or route.model):
             with self.limiter.admit(caller.user_id, route.rate, model=route.model):
                 result = route.handler(caller, **args)

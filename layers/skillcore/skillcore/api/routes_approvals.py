@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
-from skillcore.api.requests.approvals import ApprovalQuery, DecideApproval
+from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.views import Page
 from skillcore.api.views import approvals as views
 from skillcore.approvals import service, store
@@ -17,6 +17,12 @@ from skillcore.approvals.models import Approval
 from skillcore.db.dynamo import Db
 from skillcore.observability import logger
 from skillcore.skills.manifest import SkillManifest
+
+if TYPE_CHECKING:
+    from skillcore.api.requests.approvals import ApprovalQuery, DecideApproval
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.approvals")
 
 
 class ApprovalDeps(Struct, frozen=True):
@@ -29,7 +35,7 @@ class ApprovalDeps(Struct, frozen=True):
 
 
 def register(routes: Routes, deps: ApprovalDeps) -> None:
-    @routes.route("GET", "/rpc/approvals", query=ApprovalQuery, response=Page[views.Approval])
+    @routes.route("GET", "/rpc/approvals", query=request("ApprovalQuery"), response=Page[views.Approval])
     def list_approvals(caller: Caller, query: ApprovalQuery) -> Page[views.Approval]:
         """The caller's approvals, newest first; `status` filters (expired is derived from expiresAt)."""
         now = deps.clock()
@@ -37,7 +43,7 @@ def register(routes: Routes, deps: ApprovalDeps) -> None:
                                              limit=query.limit, cursor=query.cursor)
         return Page(items=[views.approval(a, now) for a in items], next_cursor=cursor)
 
-    @routes.route("POST", "/rpc/approvals/<approvalId>", body=DecideApproval, response=views.Approval,
+    @routes.route("POST", "/rpc/approvals/<approvalId>", body=request("DecideApproval"), response=views.Approval,
                   errors=(e.ApprovalNotPending, e.ConcurrentUpdate), decision="L3")
     def decide_approval(caller: Caller, approvalId: str, body: DecideApproval) -> views.Approval:  # noqa: N803
         """Approve or deny a pending approval (once; it expires 10 minutes after it was asked for)."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
+from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.requests import Paging
-from skillcore.api.requests.automation import CreateAutomationJob, PatchAutomationJob
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.views import Page
 from skillcore.api.views import jobs as views
@@ -16,9 +15,15 @@ from skillcore.automation import store
 from skillcore.automation.models import AutomationConfig, AutomationStatus
 from skillcore.errors import ValidationFailed
 
+if TYPE_CHECKING:
+    from skillcore.api.requests.automation import CreateAutomationJob, PatchAutomationJob
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.automation")
+
 
 def register(routes: Routes, deps: SkillDeps) -> None:
-    @routes.route("POST", "/rpc/automation-jobs", body=CreateAutomationJob, response=views.AutomationJob,
+    @routes.route("POST", "/rpc/automation-jobs", body=request("CreateAutomationJob"), response=views.AutomationJob,
                   status=201, errors=(e.AgentNotFound, e.InvalidTimezone, e.UnknownTool, e.ConcurrentUpdate))
     def create_automation_job(caller: Caller, body: CreateAutomationJob) -> views.AutomationJob:
         """Create a daily or weekly automation job."""
@@ -40,7 +45,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         """One of the caller's automation jobs."""
         return views.automation_job(automation.owned_job(deps.db, caller.user_id, jobId))
 
-    @routes.route("PATCH", "/rpc/automation-jobs/<jobId>", body=PatchAutomationJob, response=views.AutomationJob,
+    @routes.route("PATCH", "/rpc/automation-jobs/<jobId>", body=request("PatchAutomationJob"), response=views.AutomationJob,
                   errors=(e.InvalidTimezone, e.UnknownTool, e.VersionConflict, e.ConcurrentUpdate))
     def patch_automation_job(caller: Caller, jobId: str, body: PatchAutomationJob) -> views.AutomationJob:  # noqa: N803
         """Change a job's status, title, schedule or config; nextRunAt is recomputed."""

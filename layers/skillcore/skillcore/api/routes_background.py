@@ -2,20 +2,27 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
-from skillcore.api.requests.background import CreateBackgroundJob, JobQuery
+from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.views import Page
 from skillcore.api.views import jobs as views
 from skillcore.background import job_store
 from skillcore.background import service as background
 
+if TYPE_CHECKING:
+    from skillcore.api.requests.background import CreateBackgroundJob, JobQuery
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.background")
+
 
 def register(routes: Routes, deps: SkillDeps) -> None:
-    @routes.route("POST", "/rpc/skills/background-jobs", body=CreateBackgroundJob, response=views.BackgroundJob,
-                  status=201, errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch,
-                                      e.RunAtOutOfRange, e.ConcurrentUpdate))
+    @routes.route("POST", "/rpc/skills/background-jobs", body=request("CreateBackgroundJob"), response=views.BackgroundJob,
+                  status=201, errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired,
+                                      e.GrantScopeMismatch, e.RunAtOutOfRange, e.ConcurrentUpdate))
     def create_background_job(caller: Caller, body: CreateBackgroundJob) -> views.BackgroundJob:
         """Schedule a background skill run (a goal check-in reminder)."""
         job = background.create_job(
@@ -24,7 +31,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         )
         return views.background_job(job)
 
-    @routes.route("GET", "/rpc/skills/background-jobs", query=JobQuery, response=Page[views.BackgroundJob])
+    @routes.route("GET", "/rpc/skills/background-jobs", query=request("JobQuery"), response=Page[views.BackgroundJob])
     def list_background_jobs(caller: Caller, query: JobQuery) -> Page[views.BackgroundJob]:
         """The caller's background jobs, newest first."""
         items, cursor = job_store.list_jobs(deps.db, caller.user_id, status=query.status, limit=query.limit,

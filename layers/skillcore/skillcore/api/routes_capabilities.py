@@ -8,32 +8,40 @@ face calls.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
+from skillcore.api.app import Caller, ModelRef, Routes, request_models
 from skillcore.api.requests import Paging
-from skillcore.api.requests.capabilities import (
-    ConfirmDraft,
-    ExpectedVersion,
-    ExpectedVersionQuery,
-    GenerateDraft,
-    ProtocolQuery,
-    StartDraft,
-    ToolBindingChange,
-    UpdateUserCapability,
-    UserCapabilityQuery,
-)
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
 from skillcore.capabilities import catalog, drafts, service
 from skillcore.capabilities.catalog import CatalogDeps
 from skillcore.capabilities.drafts import DraftDeps
 from skillcore.capabilities.service import CapabilityDeps
-from skillcore.capabilities.structure import CreateUserCapability
 from skillcore.clock import Clock
 from skillcore.db import paging
 from skillcore.limits.models import RateClass
+
+if TYPE_CHECKING:
+    from skillcore.api.requests.capabilities import (
+        ConfirmDraft,
+        ExpectedVersion,
+        ExpectedVersionQuery,
+        GenerateDraft,
+        ProtocolQuery,
+        StartDraft,
+        ToolBindingChange,
+        UpdateUserCapability,
+        UserCapabilityQuery,
+    )
+    from skillcore.capabilities.structure import CreateUserCapability
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.capabilities")
+
 
 DEFENCES = (e.UnsafeText, e.UnknownReference, e.SchemaNotAllowed)
 EDIT = (e.CapabilityActive, e.VersionConflict, e.ConcurrentUpdate)
@@ -55,7 +63,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         items, cursor = paging.page(entries, lambda entry: entry.capability_id, limit=query.limit, cursor=query.cursor)
         return Page(items=[views.capability_entry(entry) for entry in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/capabilities/protocol", query=ProtocolQuery, response=views.CapabilityProtocol,
+    @routes.route("GET", "/rpc/capabilities/protocol", query=request("ProtocolQuery"), response=views.CapabilityProtocol,
                   errors=(e.NotFound, e.ProtocolNotActive, e.SkillDisabled),
                   headers={"Cache-Control": "no-store"})
     def get_capability_protocol(caller: Caller, query: ProtocolQuery) -> views.CapabilityProtocol:
@@ -63,13 +71,13 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return views.capability_protocol(catalog.get_protocol(
             deps.catalog, caller.user_id, query.capability_id, host_profile=query.host_profile, preview=query.preview))
 
-    @routes.route("POST", "/rpc/user-capabilities", body=CreateUserCapability, response=views.UserCapability,
+    @routes.route("POST", "/rpc/user-capabilities", body=ModelRef("skillcore.capabilities.structure", "CreateUserCapability"), response=views.UserCapability,
                   status=201, errors=CREATE)
     def create_user_capability(caller: Caller, body: CreateUserCapability) -> views.UserCapability:
         """Create a capability (status draft, version 1) with its bindings, in one transaction."""
         return views.user_capability(service.create(deps.capabilities, caller.user_id, body, now=deps.clock()))
 
-    @routes.route("GET", "/rpc/user-capabilities", query=UserCapabilityQuery, response=Page[views.UserCapability])
+    @routes.route("GET", "/rpc/user-capabilities", query=request("UserCapabilityQuery"), response=Page[views.UserCapability])
     def list_user_capabilities(caller: Caller, query: UserCapabilityQuery) -> Page[views.UserCapability]:
         """The caller's capabilities, oldest first, optionally of one status."""
         items, cursor = service.list_capabilities(deps.capabilities, caller.user_id, status=query.status, limit=query.limit,
@@ -81,7 +89,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         """One of the caller's capabilities with its bindings."""
         return views.user_capability(service.get(deps.capabilities, caller.user_id, userCapabilityId))
 
-    @routes.route("PUT", "/rpc/user-capabilities/<userCapabilityId>", body=UpdateUserCapability,
+    @routes.route("PUT", "/rpc/user-capabilities/<userCapabilityId>", body=request("UpdateUserCapability"),
                   response=views.UserCapability, errors=(*EDIT, *DEFENCES))
     def update_user_capability(
         caller: Caller, userCapabilityId: str, body: UpdateUserCapability  # noqa: N803
@@ -96,7 +104,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         """Delete a capability with its bindings, its name and its quota unit, in one transaction."""
         service.delete(deps.capabilities, caller.user_id, userCapabilityId, now=deps.clock())
 
-    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/activate", body=ExpectedVersion,
+    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/activate", body=request("ExpectedVersion"),
                   response=views.UserCapability, errors=(*EDIT, *DEFENCES), decision="person")
     def activate_user_capability(
         caller: Caller, userCapabilityId: str, body: ExpectedVersion  # noqa: N803
@@ -105,7 +113,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return views.user_capability(service.activate(deps.capabilities, caller.user_id, userCapabilityId,
                                                       expected_version=body.expected_version, now=deps.clock()))
 
-    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/deactivate", body=ExpectedVersion,
+    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/deactivate", body=request("ExpectedVersion"),
                   response=views.UserCapability,
                   errors=(e.CapabilityNotActive, e.VersionConflict, e.ConcurrentUpdate))
     def deactivate_user_capability(
@@ -115,7 +123,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return views.user_capability(service.deactivate(deps.capabilities, caller.user_id, userCapabilityId,
                                                         expected_version=body.expected_version, now=deps.clock()))
 
-    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings", body=ToolBindingChange,
+    @routes.route("POST", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings", body=request("ToolBindingChange"),
                   response=views.BindingChange, status=201,
                   errors=(*EDIT, e.BindingNameTaken, e.QuotaExceeded, *DEFENCES))
     def create_tool_binding(
@@ -126,7 +134,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
                                              expected_version=body.expected_version, now=deps.clock())
         return views.binding_change(binding, after.version)
 
-    @routes.route("PUT", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings/<name>", body=ToolBindingChange,
+    @routes.route("PUT", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings/<name>", body=request("ToolBindingChange"),
                   response=views.BindingChange, errors=(*EDIT, *DEFENCES))
     def update_tool_binding(
         caller: Caller, userCapabilityId: str, name: str, body: ToolBindingChange  # noqa: N803
@@ -137,7 +145,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return views.binding_change(binding, after.version)
 
     @routes.route("DELETE", "/rpc/user-capabilities/<userCapabilityId>/tool-bindings/<name>",
-                  query=ExpectedVersionQuery, response=None, status=204, errors=(*EDIT, e.BindingInUse))
+                  query=request("ExpectedVersionQuery"), response=None, status=204, errors=(*EDIT, e.BindingInUse))
     def delete_tool_binding(
         caller: Caller, userCapabilityId: str, name: str, query: ExpectedVersionQuery  # noqa: N803
     ) -> None:
@@ -145,14 +153,14 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         service.delete_binding(deps.capabilities, caller.user_id, userCapabilityId, name, expected_version=query.expected_version,
                                now=deps.clock())
 
-    @routes.route("POST", "/rpc/user-capability-drafts", body=StartDraft, response=views.CapabilityDraft, status=201,
+    @routes.route("POST", "/rpc/user-capability-drafts", body=request("StartDraft"), response=views.CapabilityDraft, status=201,
                   errors=(e.QuotaExceeded, e.UpstreamError), rate=RateClass.DRAFTING, model=True)
     def start_capability_draft(caller: Caller, body: StartDraft) -> views.CapabilityDraft:
         """start_create: a draft from a description, generated once (revision 1, kept 24 h)."""
         return views.capability_draft(drafts.start_create(deps.drafts, caller.user_id, body.description,
                                                           now=deps.clock()))
 
-    @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/generate", body=GenerateDraft,
+    @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/generate", body=request("GenerateDraft"),
                   response=views.CapabilityDraft,
                   errors=(e.DraftRevisionConflict, e.SchemaNotAllowed, e.QuotaExceeded, e.UpstreamError),
                   rate=RateClass.DRAFTING, model=True)
@@ -163,7 +171,7 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         return views.capability_draft(drafts.generate_draft(deps.drafts, caller.user_id, draftId, body.answers,
                                                             now=deps.clock()))
 
-    @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/confirm", body=ConfirmDraft,
+    @routes.route("POST", "/rpc/user-capability-drafts/<draftId>/confirm", body=request("ConfirmDraft"),
                   response=views.UserCapability, status=201,
                   errors=(e.DraftRevisionConflict, e.DraftHasGaps, *CREATE))
     def confirm_capability_draft(caller: Caller, draftId: str, body: ConfirmDraft) -> views.UserCapability:  # noqa: N803

@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec import Struct
 
 from skillcore import VERSION
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
+from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.requests import Paging
-from skillcore.api.requests.core import (
-    ConversationQuery,
-    CreateAgent,
-    CreateConversation,
-    CreateMemory,
-    MemoryQuery,
-    PutProfile,
-)
 from skillcore.api.views import Page, time
 from skillcore.api.views import core as views
 from skillcore.api.views.core import Limits
@@ -27,6 +21,19 @@ from skillcore.errors import NotFound
 from skillcore.limits.models import RateClass, day_of, resets_at
 from skillcore.limits.service import Limiter
 from skillcore.memory import service as memories
+
+if TYPE_CHECKING:
+    from skillcore.api.requests.core import (
+        ConversationQuery,
+        CreateAgent,
+        CreateConversation,
+        CreateMemory,
+        MemoryQuery,
+        PutProfile,
+    )
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.core")
 
 
 class CoreDeps(Struct, frozen=True):
@@ -51,7 +58,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         """Liveness and version (no token needed)."""
         return views.Health(status="ok", version=VERSION)
 
-    @routes.route("PUT", "/rpc/me", body=PutProfile, response=views.Profile,
+    @routes.route("PUT", "/rpc/me", body=request("PutProfile"), response=views.Profile,
                   errors=(e.InvalidTimezone, e.ConcurrentUpdate))
     def put_me(caller: Caller, body: PutProfile) -> views.Profile:
         """Create or update the caller's profile (the first call also creates the default memory job); the answer
@@ -81,7 +88,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
                            rates_per_minute={c.value: n for c, n in deps.limiter.limits.per_minute.items()},
                            max_open_drafts=deps.max_open_drafts)
 
-    @routes.route("POST", "/rpc/agents", body=CreateAgent, response=views.Agent, status=201,
+    @routes.route("POST", "/rpc/agents", body=request("CreateAgent"), response=views.Agent, status=201,
                   errors=(e.ConcurrentUpdate,))
     def create_agent(caller: Caller, body: CreateAgent) -> views.Agent:
         """Create an agent and its default single conversation."""
@@ -99,7 +106,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         """One of the caller's agents."""
         return views.agent(agents.get_agent(deps.db, caller.user_id, agentId))
 
-    @routes.route("GET", "/rpc/agents/<agentId>/memories", query=MemoryQuery, response=Page[views.Memory],
+    @routes.route("GET", "/rpc/agents/<agentId>/memories", query=request("MemoryQuery"), response=Page[views.Memory],
                   errors=(e.AgentNotFound,))
     def list_memories(caller: Caller, agentId: str, query: MemoryQuery) -> Page[views.Memory]:  # noqa: N803
         """An agent's memories, active or forgotten."""
@@ -107,7 +114,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
                                                limit=query.limit, cursor=query.cursor)
         return Page(items=[views.memory(m) for m in items], next_cursor=cursor)
 
-    @routes.route("POST", "/rpc/agents/<agentId>/memories", body=CreateMemory, response=views.Memory, status=201,
+    @routes.route("POST", "/rpc/agents/<agentId>/memories", body=request("CreateMemory"), response=views.Memory, status=201,
                   errors=(e.AgentNotFound, e.ConcurrentUpdate))
     def create_memory(caller: Caller, agentId: str, body: CreateMemory) -> views.Memory:  # noqa: N803
         """Add a memory to an agent (source `user`)."""
@@ -121,7 +128,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
         """Forget a memory: never recalled or injected again."""
         return views.memory(memories.forget_memory(deps.db, caller.user_id, agentId, memoryId, deps.clock()))
 
-    @routes.route("POST", "/rpc/conversations", body=CreateConversation, response=views.Conversation, status=201,
+    @routes.route("POST", "/rpc/conversations", body=request("CreateConversation"), response=views.Conversation, status=201,
                   errors=(e.AgentNotFound, e.ConcurrentUpdate))
     def create_conversation(caller: Caller, body: CreateConversation) -> views.Conversation:
         """Create a group conversation of 2 to 8 of the caller's agents."""
@@ -129,7 +136,7 @@ def register(routes: Routes, deps: CoreDeps) -> None:
                                            now=deps.clock())
         return views.conversation(conversation)
 
-    @routes.route("GET", "/rpc/conversations", query=ConversationQuery, response=Page[views.Conversation])
+    @routes.route("GET", "/rpc/conversations", query=request("ConversationQuery"), response=Page[views.Conversation])
     def list_conversations(caller: Caller, query: ConversationQuery) -> Page[views.Conversation]:
         """The caller's conversations, optionally of one kind."""
         items, cursor = conversation_store.list_conversations(deps.db, caller.user_id, kind=query.kind,

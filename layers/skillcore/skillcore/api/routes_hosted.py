@@ -5,18 +5,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from msgspec import UNSET, Struct
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
+from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.requests import Paging
-from skillcore.api.requests.hosted import AcceptSnapshot, CallTool, RegisterEndpoint, UpdateEndpoint
 from skillcore.api.views import Page
 from skillcore.api.views import hosted as views
 from skillcore.hosted import calls, service
 from skillcore.hosted.models import EndpointStatus
 from skillcore.limits.models import RateClass
+
+if TYPE_CHECKING:
+    from skillcore.api.requests.hosted import AcceptSnapshot, CallTool, RegisterEndpoint, UpdateEndpoint
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.hosted")
+
 
 UPSTREAM = (e.UrlNotAllowed, e.UpstreamError, e.UpstreamTimeout)
 CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
@@ -29,7 +36,7 @@ class HostedRouteDeps(Struct, frozen=True):
 
 
 def register(routes: Routes, deps: HostedRouteDeps) -> None:
-    @routes.route("POST", "/rpc/hosted-endpoints", body=RegisterEndpoint, response=views.HostedEndpoint, status=201,
+    @routes.route("POST", "/rpc/hosted-endpoints", body=request("RegisterEndpoint"), response=views.HostedEndpoint, status=201,
                   errors=(e.EndpointNameTaken, e.QuotaExceeded, e.SnapshotInvalid, *UPSTREAM, e.ConcurrentUpdate),
                   decision="person")
     def register_hosted_endpoint(caller: Caller, body: RegisterEndpoint) -> views.HostedEndpoint:
@@ -49,7 +56,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         """One of the caller's endpoints with its snapshot."""
         return views.hosted_endpoint(service.get(deps.hosted, caller.user_id, endpointId))
 
-    @routes.route("PATCH", "/rpc/hosted-endpoints/<endpointId>", body=UpdateEndpoint, response=views.HostedEndpoint,
+    @routes.route("PATCH", "/rpc/hosted-endpoints/<endpointId>", body=request("UpdateEndpoint"), response=views.HostedEndpoint,
                   errors=(e.VersionConflict, e.UnknownTool, e.ConcurrentUpdate), decision="person")
     def update_hosted_endpoint(caller: Caller, endpointId: str, body: UpdateEndpoint) -> views.HostedEndpoint:  # noqa: N803
         """Rename, enable or disable the endpoint, and switch its tools (enabled, requiresApproval)."""
@@ -65,7 +72,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         """Delete the endpoint and its sealed secrets."""
         service.delete(deps.hosted, caller.user_id, endpointId, deps.clock())
 
-    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/calls", body=CallTool, response=views.HostedCall,
+    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/calls", body=request("CallTool"), response=views.HostedCall,
                   errors=CALL_ERRORS, rate=RateClass.HOSTED_CALLS)
     def call_hosted_tool(caller: Caller, endpointId: str, body: CallTool) -> views.HostedCall:  # noqa: N803
         """Call one tool of the endpoint's snapshot: checked (grant, endpoint, tool, arguments, approval) and
@@ -84,7 +91,7 @@ def register(routes: Routes, deps: HostedRouteDeps) -> None:
         return views.RefreshResult(changed=result.changed, diff=views.snapshot_diff(pending)
                                    if result.changed and pending is not None else UNSET)
 
-    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/snapshot/accept", body=AcceptSnapshot,
+    @routes.route("POST", "/rpc/hosted-endpoints/<endpointId>/snapshot/accept", body=request("AcceptSnapshot"),
                   response=views.HostedEndpoint, errors=(e.VersionConflict, e.ConcurrentUpdate),
                   decision="person")
     def accept_hosted_snapshot(caller: Caller, endpointId: str, body: AcceptSnapshot) -> views.HostedEndpoint:  # noqa: N803

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes, require_person
+from skillcore.api.app import Caller, Routes, request_models, require_person
 from skillcore.api.requests import Paging
-from skillcore.api.requests.skills import AdminAuditQuery, AgentScope, AuditQuery, PatchPermission, PatchSkill
 from skillcore.api.views import Page
 from skillcore.api.views import chat as run_views
 from skillcore.api.views import skills as views
@@ -23,6 +22,18 @@ from skillcore.policy import skills as skill_service
 from skillcore.policy.grants import GrantScope
 from skillcore.skills.builtin import Skills
 from skillcore.skills.manifest import RiskLevel
+
+if TYPE_CHECKING:
+    from skillcore.api.requests.skills import (
+        AdminAuditQuery,
+        AuditQuery,
+        PatchPermission,
+        PatchSkill,
+    )
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.skills")
+
 
 HIGH_RISK = (RiskLevel.L3, RiskLevel.L4)
 
@@ -57,7 +68,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         items, cursor = grant_store.list_grants(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
         return Page(items=[views.grant(g) for g in items], next_cursor=cursor)
 
-    @routes.route("PATCH", "/rpc/skills/permissions", body=PatchPermission, response=views.Grant,
+    @routes.route("PATCH", "/rpc/skills/permissions", body=request("PatchPermission"), response=views.Grant,
                   errors=(e.SkillNotFound, e.AgentNotFound, e.NotFound, e.PermissionNotDeclared, e.ValidationFailed,
                           e.VersionConflict, e.ConcurrentUpdate), decision="person")
     def patch_permission(caller: Caller, body: PatchPermission) -> views.Grant:
@@ -68,6 +79,8 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         requirement = manifest.requirement(body.permission_code) if manifest is not None else None
         if body.granted and requirement is not None and requirement.risk_level in HIGH_RISK:
             require_person(caller, recent=True)  # granting L3 or above: a recent sign-in too
+        from skillcore.api.requests.skills import AgentScope  # loaded with the body's model, just before
+
         scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
         lookup = deps.endpoint_tools
         grant = permissions.set_permission(
@@ -83,20 +96,20 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         items, cursor = audit_store.query_audit(deps.db, user_id, wanted, limit=query.limit, cursor=query.cursor)
         return Page(items=[views.audit_event(a) for a in items], next_cursor=cursor)
 
-    @routes.route("GET", "/rpc/skills/audit-events", query=AuditQuery, response=Page[views.AuditEvent])
+    @routes.route("GET", "/rpc/skills/audit-events", query=request("AuditQuery"), response=Page[views.AuditEvent])
     def list_audit_events(caller: Caller, query: AuditQuery) -> Page[views.AuditEvent]:
         """The caller's audit events, newest first, filtered by skill, action, outcome, endpoint and time range.
         A filtered page may hold fewer than `limit` events (even none) and still a `nextCursor`: follow it."""
         return audit_page(caller.user_id, query)
 
-    @routes.route("GET", "/rpc/admin/audit-events", query=AdminAuditQuery, response=Page[views.AuditEvent],
+    @routes.route("GET", "/rpc/admin/audit-events", query=request("AdminAuditQuery"), response=Page[views.AuditEvent],
                   admin=True)
     def admin_list_audit_events(_: Caller, query: AdminAuditQuery) -> Page[views.AuditEvent]:
         """Operator: one user's audit events, with the same filters."""
         return audit_page(query.user_id, query)
 
     # The static /rpc/skills/* routes win over this parameter route (the router sorts them first).
-    @routes.route("PATCH", "/rpc/skills/<skillId>", body=PatchSkill, response=views.CatalogItem,
+    @routes.route("PATCH", "/rpc/skills/<skillId>", body=request("PatchSkill"), response=views.CatalogItem,
                   errors=(e.SkillNotFound, e.ConcurrentUpdate), decision="person")
     def patch_skill(caller: Caller, skillId: str, body: PatchSkill) -> views.CatalogItem:  # noqa: N803
         """Enable or disable a skill for the caller."""

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -46,7 +47,6 @@ from skillcore.capabilities.models import (  # noqa: F401 - the drafting path's 
     UserCapability,
 )
 from skillcore.capabilities.service import CapabilityDeps
-from skillcore.capabilities.structure import CreateUserCapability, DraftAnswerInput
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op
 from skillcore.errors import RuleViolation, UpstreamError, ValidationFailed
@@ -54,6 +54,9 @@ from skillcore.ids import new_id
 from skillcore.model.port import ChatModel, ModelError
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
+
+if TYPE_CHECKING:
+    from skillcore.capabilities.structure import DraftAnswerInput
 
 AUDIT_SKILL_ID = "user_capability_draft"
 MAX_STORED_ANSWERS = 40
@@ -208,6 +211,8 @@ def confirm_draft(deps: DraftDeps, user_id: str, draft_id: str, revision: int, *
     proposal = current.full_proposal()
     if current.gaps or proposal is None:
         raise errors.draft_has_gaps([{"gapId": g.gap_id, "path": g.path, "kind": g.kind.value} for g in current.gaps])
+    from skillcore.capabilities.structure import CreateUserCapability  # defined by the first confirmation
+
     create_body = CreateUserCapability.model_validate(proposal)
 
     def confirmation(capability: UserCapability) -> Sequence[Op]:

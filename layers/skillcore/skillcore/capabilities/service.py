@@ -19,7 +19,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -35,19 +35,20 @@ from skillcore.capabilities.models import (
     UserCapability,
     Workflow,
 )
-from skillcore.capabilities.structure import (
-    CapabilityFields,
-    CreateUserCapability,
-    LocalToolStepInput,
-    ToolBindingInput,
-    WorkflowInput,
-)
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Backoff, Op
 from skillcore.errors import ConcurrentUpdate, ValidationFailed, VersionConflict
 from skillcore.ids import new_id
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
+
+if TYPE_CHECKING:  # the request structure is defined by the first request that carries one (cold start)
+    from skillcore.capabilities.structure import (
+        CapabilityFields,
+        CreateUserCapability,
+        ToolBindingInput,
+        WorkflowInput,
+    )
 
 UNSAFE_TEXT = "unsafe_text"
 UNKNOWN_REFERENCE = "unknown_reference"
@@ -167,6 +168,8 @@ def _audit_op(db: Db, event: AuditEvent) -> Op:
 # -- conversions ------------------------------------------------------------------------------------
 
 def workflow_of(body: WorkflowInput) -> Workflow:
+    from skillcore.capabilities.structure import LocalToolStepInput
+
     steps: list[Step] = []
     for s in body.steps:
         if isinstance(s, LocalToolStepInput):

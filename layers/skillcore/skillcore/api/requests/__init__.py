@@ -1,7 +1,7 @@
 """API request models: strict (unknown fields are rejected), camelCase on the wire (skillcore/shapes.py).
 
-Each route module imports only its own request models (`requests.core`, `.chat`, `.skills`, `.background`,
-`.automation`), so a function defines no more pydantic classes at cold start than its routes use. No
+The route modules name their models (`request_models(...)("PutProfile")`, api/app.py ModelRef) instead of
+importing them: a module here is imported, and its classes defined, by the first request that needs one. No
 `from __future__ import annotations` in these modules: with string annotations pydantic compiles each one when
 the class is defined.
 """
