@@ -266,3 +266,32 @@ def test_narrowing_adds_no_request_to_a_call(world) -> None:
         assert refused.value.code == "grant_scope_mismatch"
         assert counting.counts == {"batch_get_item": 1, "put_item": 1}  # the read and the refusal's audit
     assert endpoint.calls == {"publish": 1}
+
+
+def test_the_mcp_face_recall_outside_the_grant_is_refused_with_its_code(stack: StackClient) -> None:
+    import anyio
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    alice = Caller(stack, "scopes")
+    mika, other = alice.agent("Mika"), alice.agent("Other")
+    granted = recall_grant(alice, resources=[{"kind": "agent", "id": mika["agentId"]}],
+                           arguments=[{"name": "question", "enum": ["tea", "coffee"]}])
+
+    async def flow() -> list[Any]:
+        http_client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {alice.auth}"}, timeout=30)
+        async with Client(streamable_http_client(f"{stack.url}/mcp", http_client=http_client)) as client:
+            return [await client.call_tool("memory_recall", {"agentId": agent["agentId"], "question": question})
+                    for agent, question in ((mika, "tea"), (other, "tea"), (mika, SECRET))]
+
+    within, other_agent, other_value = anyio.run(flow)
+    assert within.is_error is False
+    for answer, mismatch in ((other_agent, "agent"), (other_value, "argument_enum")):
+        assert answer.is_error is True
+        error = answer.structured_content["error"]
+        assert error["code"] == "grant_scope_mismatch" and error["details"]["mismatch"] == mismatch
+        assert error["details"]["grantId"] == granted["grantId"] and SECRET not in str(error)
+    denied = [e for e in audit(alice, "tool.execute") if e["decision"] == "denied"]
+    assert [e["metadata"]["scopeMismatch"] for e in denied] == ["argument_enum", "agent"]
+    assert SECRET not in json.dumps(denied)
