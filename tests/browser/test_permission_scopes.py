@@ -54,7 +54,7 @@ def test_a_grant_narrowed_on_the_page_is_shown_and_enforced(page: Page, stack: S
     assert answer.request.post_data_json["scope"] == {
         "type": "user", "resources": [{"kind": "agent", "id": mika["agentId"]}],
         "arguments": [{"name": "question", "maxLength": 20}]}
-    expect(row.get_by_test_id("grant-narrowing")).to_have_text("限定于：Agent Mika; question 最长 20")
+    expect(row.get_by_test_id("grant-narrowing")).to_have_text("限定于：Agent Mika；question 最长 20")
     expect(row.get_by_role("switch")).to_have_attribute("aria-checked", "true")
     expect(row.get_by_role("status")).to_have_text("已按限定范围授予 读取 Agent 记忆（整个用户）。")
     (stored,) = api.ok("GET", "/rpc/skills/permissions")["items"]
@@ -72,7 +72,7 @@ def test_a_grant_narrowed_on_the_page_is_shown_and_enforced(page: Page, stack: S
 
     # shown after a reload, and in English
     page.reload()
-    expect(row.get_by_test_id("grant-narrowing")).to_have_text("限定于：Agent Mika; question 最长 20")
+    expect(row.get_by_test_id("grant-narrowing")).to_have_text("限定于：Agent Mika；question 最长 20")
     page.get_by_role("button", name="English").click()
     expect(row.get_by_test_id("grant-narrowing")).to_have_text("Limited to: agent Mika; question at most 20 long")
     expect(row.get_by_test_id("narrow").locator("summary")).to_have_text("Narrow this grant…")

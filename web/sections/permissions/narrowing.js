@@ -50,7 +50,7 @@ export function NarrowingSummary({ scope, agents, endpoints }) {
   });
   parts.push(...(scope.arguments || []).map(constraintText));
   return html`<p class="meta" data-testid="grant-narrowing">${t("narrow.limited")}
-    <span class="narrowing">${parts.map((part, i) => html`${i ? "; " : ""}<span data-testid="narrowing-item">${part}</span>`)}</span></p>`;
+    <span class="narrowing">${parts.map((part, i) => html`${i ? t("narrow.separator") : ""}<span data-testid="narrowing-item">${part}</span>`)}</span></p>`;
 }
 
 // A typed value from the form's text: numbers and true/false as JSON has them, anything else as text.
