@@ -160,15 +160,16 @@ class Grants:
         return [g for (owner, _), g in sorted(self.items.items()) if owner == user_id]
 
     def set_grant(self, db: Db, *, user_id: str, skill_id: str, skill_version: str, code: str, scope: GrantScope,
-                  granted: bool, grant_id: str, now: datetime) -> PermissionGrant:
+                  granted: bool, grant_id: str, now: datetime, narrowing: Any = None) -> PermissionGrant:
         key = (user_id, grant_store.grant_sort_key(skill_id, code, scope))
         before = self.items.get(key)
+        kept = (narrowing or None) if granted else (before.narrowing if before else None)
         grant = PermissionGrant(
             grant_id=before.grant_id if before else grant_id, user_id=user_id, skill_id=skill_id,
             skill_version=skill_version if granted or before is None else before.skill_version,
             permission_code=code, scope=scope, status=GrantStatus.ACTIVE if granted else GrantStatus.REVOKED,
             granted_at=now if granted or before is None else before.granted_at,
-            revoked_at=None if granted else now, updated_at=now,
+            revoked_at=None if granted else now, updated_at=now, narrowing=kept,
         )
         self.items[key] = grant
         return grant

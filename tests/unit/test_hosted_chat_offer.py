@@ -343,7 +343,7 @@ def call_every_argument(request: ModelRequest) -> tuple[ToolCall, ...]:
 
 
 def run_turn(monkeypatch: pytest.MonkeyPatch, endpoints: list[HostedEndpoint], result: str,
-             model: Recording, text: str = "please do it") -> tuple[Any, list[dict[str, Any]]]:
+             model: Recording, text: str = "please do it", narrowing: Any = None) -> tuple[Any, list[dict[str, Any]]]:
     from skillcore.conversations.models import AgentCard, Conversation, ConversationKind
     from skillcore.executor.context import TurnContext
     from skillcore.executor.executor import Executor
@@ -365,7 +365,7 @@ def run_turn(monkeypatch: pytest.MonkeyPatch, endpoints: list[HostedEndpoint], r
     agent = AgentCard(agent_id="agent-1", name="Ada", persona="")
     grant = PermissionGrant(grant_id="g", user_id="u1", skill_id="hosted-workflows", skill_version="1.0.0",
                             permission_code="hosted_workflow:invoke", scope=GrantScope.user(),
-                            status=GrantStatus.ACTIVE, granted_at=NOW, updated_at=NOW)
+                            status=GrantStatus.ACTIVE, granted_at=NOW, updated_at=NOW, narrowing=narrowing)
     ctx = TurnContext(
         user_id="u1", agent=agent, text=text, source_message_id="msg-1", disabled_skills=frozenset(),
         conversation=Conversation(user_id="u1", conversation_id="conv-1", kind=ConversationKind.SINGLE,
@@ -437,3 +437,15 @@ def test_the_description_block_is_declared_data_and_holds_one_json_line_a_tool()
     assert any(note.get("name", "").endswith("send memories") for note in first["arguments"].values())
     assert all(schema_offer.ALIAS.fullmatch(p.split(".")[-1].rstrip("[]{}")) or p.split(".")[-1] in
                ("plain", "nested", "choice") for p in first["arguments"])
+
+
+def test_a_grant_narrowed_to_some_tools_offers_only_those(monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillcore.policy.scopes import Narrowing, ResourceKind, ScopeResource
+
+    flows = [endpoint("flow", tool("add"), tool("wipe")), endpoint("other", tool("add"))]
+    narrowing = Narrowing(resources=(ScopeResource(kind=ResourceKind.HOSTED_ENDPOINT, id="ep-flow", tools=("add",)),))
+    for narrowed, offered in ((None, 3), (narrowing, 1)):
+        model = Recording(OfflineModel(tool_planner=lambda request: ()))
+        run_turn(monkeypatch, flows, "ok", model, narrowing=narrowed)
+        assert len(model.requests[0].tools) == offered
+    assert [t.name for t in model.requests[0].tools] == ["h_flow__add"]

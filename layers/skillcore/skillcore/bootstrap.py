@@ -243,7 +243,14 @@ class Root:
     def skill_routes(self) -> SkillDeps:
         from skillcore.api.routes_skills import SkillDeps
 
-        return SkillDeps(db=self.db, skills=self.skills, clock=self.clock)
+        db = self.db
+
+        def endpoint_tools(user_id: str, endpoint_id: str) -> Any:
+            from skillcore.hosted import endpoint_store  # only when a grant names an endpoint
+
+            return endpoint_store.tool_schemas(db, user_id, endpoint_id)
+
+        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools)
 
     @cached_property
     def capability_routes(self) -> CapabilityRouteDeps:

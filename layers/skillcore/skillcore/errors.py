@@ -348,6 +348,30 @@ class PermissionRequired(RuleViolation):
         super().__init__(message, details)
 
 
+class GrantScopeMismatchDetails(TypedDict):
+    """Which grant did not cover the call, and what fell outside its narrowing (policy/scopes.py Mismatch:
+    `agent`, `endpoint`, `tool`, `argument_missing`, `argument_enum`, `argument_maximum`,
+    `argument_max_length`, `scope_unreadable`), with the constrained argument's name; never its value."""
+
+    skillId: str
+    permissionCode: str
+    grantId: str
+    mismatch: str
+    argument: NotRequired[str]
+
+
+class GrantScopeMismatch(Forbidden):
+    """The permission is granted, but narrowed (an agent, an endpoint or its tools, an argument's values) and
+    this call is outside it. Widen the grant's scope on the Skills page, or call within it."""
+
+    code = "grant_scope_mismatch"
+    default_message = "this call is outside the scope of the grant"
+    details: GrantScopeMismatchDetails
+
+    def __init__(self, message: str | None, details: GrantScopeMismatchDetails) -> None:
+        super().__init__(message, details)
+
+
 class PermissionNotDeclaredDetails(TypedDict):
     declared: list[str]
 

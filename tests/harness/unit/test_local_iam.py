@@ -71,7 +71,9 @@ def test_the_hosted_call_path_is_granted_to_every_function_that_makes_one() -> N
     path += [Need("dynamodb:BatchWriteItem", "HostedEndpointsTable"), Need("dynamodb:BatchWriteItem", "AuditTable")]
     for function in ("HostedFunction", "McpFunction", "ChatTurnFunction"):
         assert set(path) - iam.grants(function) == set(), function
-    assert not {n for n in iam.grants("RpcFunction") if n.table == "HostedEndpointsTable"}
+    # RpcFunction makes no call: it only reads an endpoint (GetItem) that a grant's narrowing names.
+    assert {n for n in iam.grants("RpcFunction") if n.table == "HostedEndpointsTable"} == {
+        Need("dynamodb:GetItem", "HostedEndpointsTable")}
 
 
 class _Sent:

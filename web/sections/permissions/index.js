@@ -2,7 +2,8 @@
 // with its risk level, approval mode and scope. The scope is the whole user (every agent) or one agent,
 // chosen above the list; each switch grants or revokes in that scope and shows what the server answered.
 // `#/permissions?skill=<id>&permission=<code>[&agent=<agentId>]` scrolls to that switch, focuses it and
-// highlights it (the reminders section links here when its permission is missing).
+// highlights it (the reminders section links here when its permission is missing). A grant may be narrowed
+// (narrowing.js): each row shows what its grant is limited to, and can grant with a narrowing.
 import "./messages.js";
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { listAll } from "../../lib/api.js";
@@ -14,7 +15,10 @@ import { SkillPermissions, USER_SCOPE } from "./rows.js";
 
 async function loadAll() {
   const [skills, grants] = await Promise.all([listAll("/skills"), listAll("/skills/permissions")]);
-  return { skills, grants };
+  // The endpoints' names, only when a grant is narrowed to one (no request otherwise).
+  const named = grants.some((g) => (g.scope.resources || []).some((r) => r.kind === "hosted_endpoint"));
+  const endpoints = named ? await listAll("/hosted-endpoints").catch(() => null) : null;
+  return { skills, grants, endpoints };
 }
 
 export default function Permissions({ ctx, route }) {
@@ -57,12 +61,12 @@ export default function Permissions({ ctx, route }) {
     element.focus({ preventScroll: true, focusVisible: true });
   }, [state.status, targetKey, agentId]);
 
-  const replace = (grant) =>
+  const replace = (grant, endpoints) =>
     state.setData((data) => {
       const others = data.grants.filter((g) => g.grantId !== grant.grantId &&
         !(g.skillId === grant.skillId && g.permissionCode === grant.permissionCode &&
           g.scope.type === grant.scope.type && (g.scope.agentId || "") === (grant.scope.agentId || "")));
-      return { ...data, grants: [...others, grant] };
+      return { ...data, grants: [...others, grant], endpoints: endpoints || data.endpoints };
     });
 
   return html`<section aria-labelledby="perms-title">
@@ -78,7 +82,7 @@ export default function Permissions({ ctx, route }) {
       <${RiskLegend} />
     </div>
     <${Loaded} state=${state}>
-      ${({ skills, grants }) => {
+      ${({ skills, grants, endpoints }) => {
         const declaring = skills.filter((skill) => skill.permissions.length > 0);
         if (declaring.length === 0) return html`<${Empty} text=${t("perms.empty")} />`;
         return declaring.map(
@@ -86,6 +90,7 @@ export default function Permissions({ ctx, route }) {
             key=${skill.skillId}
             skill=${skill}
             grants=${grants}
+            endpoints=${endpoints}
             agentId=${agentId}
             agents=${agents}
             target=${target}

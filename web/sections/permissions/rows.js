@@ -6,6 +6,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillName } from "../../lib/names.js";
 import { browserZone, ErrorBox, formatTime, Switch } from "../../lib/ui.js";
+import { NarrowingForm, NarrowingSummary } from "./narrowing.js";
 
 export const USER_SCOPE = "";
 
@@ -43,7 +44,7 @@ function GrantState({ grant, skill, zone }) {
     html` <span class="notice">${t("perms.oldVersion", { version: grant.skillVersion, current: skill.version })}</span>`}`;
 }
 
-function PermissionRow({ skill, permission, grants, agentId, agents, highlighted, onGrant }) {
+function PermissionRow({ skill, permission, grants, endpoints, agentId, agents, highlighted, onGrant }) {
   const [pending, setPending] = useState(null); // the value asked for, while the server answers
   const [error, setError] = useState(null);
   const [done, setDone] = useState("");
@@ -109,13 +110,24 @@ function PermissionRow({ skill, permission, grants, agentId, agents, highlighted
       ${userGrant && html` <span data-testid="via-user">${t("perms.viaUser")}</span>`}
       ${agentNames.length > 0 && html` <span data-testid="agent-grants">${t("perms.agentGrants", { names: agentNames.join(", ") })}</span>`}
     </p>
+    ${grant && grant.status === "active" && html`<${NarrowingSummary} scope=${grant.scope} agents=${agents} endpoints=${endpoints} />`}
+    ${permission.approvalMode !== "none" && html`<${NarrowingForm}
+      key=${agentId}
+      skill=${skill}
+      permission=${permission}
+      agentId=${agentId}
+      agents=${agents}
+      rowId=${rowId}
+      onGrant=${onGrant}
+      onDone=${() => setDone(t("narrow.granted", { name, scope: scopeText }))}
+    />`}
     ${permission.approvalMode === "per_operation" && html`<p class="hint">${t("perms.perOperation")}</p>`}
     <p class="hint" role="status" aria-live="polite">${done}</p>
     <${ErrorBox} error=${error} />
   </div>`;
 }
 
-export function SkillPermissions({ skill, grants, agentId, agents, target, onGrant }) {
+export function SkillPermissions({ skill, grants, endpoints, agentId, agents, target, onGrant }) {
   const headingId = domId("perms", skill.skillId);
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <h2 id=${headingId}>${skillName(skill)} <span class="meta"><code>${skill.skillId}</code> · ${skill.version}</span></h2>
@@ -127,6 +139,7 @@ export function SkillPermissions({ skill, grants, agentId, agents, target, onGra
         skill=${skill}
         permission=${permission}
         grants=${grants}
+        endpoints=${endpoints}
         agentId=${agentId}
         agents=${agents}
         highlighted=${target.skill === skill.skillId && (!target.permission || target.permission === permission.code)}

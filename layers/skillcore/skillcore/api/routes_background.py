@@ -22,7 +22,7 @@ request = request_models("skillcore.api.requests.background")
 def register(routes: Routes, deps: SkillDeps) -> None:
     @routes.route("POST", "/rpc/skills/background-jobs", body=request("CreateBackgroundJob"), response=views.BackgroundJob,
                   status=201, errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired,
-                                      e.RunAtOutOfRange, e.ConcurrentUpdate))
+                                      e.GrantScopeMismatch, e.RunAtOutOfRange, e.ConcurrentUpdate))
     def create_background_job(caller: Caller, body: CreateBackgroundJob) -> views.BackgroundJob:
         """Schedule a background skill run (a goal check-in reminder)."""
         job = background.create_job(

@@ -26,7 +26,7 @@ request = request_models("skillcore.api.requests.hosted")
 
 
 UPSTREAM = (e.UrlNotAllowed, e.UpstreamError, e.UpstreamTimeout)
-CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
+CALL_ERRORS = (e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch, e.EndpointDisabled, e.UnknownTool, e.ToolDrifted,
                e.ApprovalRequired, e.IdempotencyKeyReused, *UPSTREAM, e.ConcurrentUpdate)
 
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
@@ -41,6 +42,9 @@ class SkillDeps(Struct, frozen=True):
     db: Db
     skills: Skills
     clock: Clock
+    # (userId, endpointId) -> that user's endpoint's tools and input schemas, or None: for a grant narrowed to
+    # hosted endpoints (policy/scope_checks.py). None: such a narrowing is refused as naming no endpoint.
+    endpoint_tools: Callable[[str, str], Mapping[str, Mapping[str, Any]] | None] | None = None
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:
@@ -65,10 +69,12 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         return Page(items=[views.grant(g) for g in items], next_cursor=cursor)
 
     @routes.route("PATCH", "/rpc/skills/permissions", body=request("PatchPermission"), response=views.Grant,
-                  errors=(e.SkillNotFound, e.AgentNotFound, e.PermissionNotDeclared, e.VersionConflict,
-                          e.ConcurrentUpdate), decision="person")
+                  errors=(e.SkillNotFound, e.AgentNotFound, e.NotFound, e.PermissionNotDeclared, e.ValidationFailed,
+                          e.VersionConflict, e.ConcurrentUpdate), decision="person")
     def patch_permission(caller: Caller, body: PatchPermission) -> views.Grant:
-        """Grant or revoke a permission a skill declares, for the user or one agent."""
+        """Grant or revoke a permission a skill declares, for the user or one agent, optionally narrowed to
+        resources (agents, hosted endpoints and their tools) and argument constraints (`scope.resources`,
+        `scope.arguments`). Another user's agent or endpoint is 404, as if it did not exist."""
         manifest = deps.skills.manifest(body.skill_id)
         requirement = manifest.requirement(body.permission_code) if manifest is not None else None
         if body.granted and requirement is not None and requirement.risk_level in HIGH_RISK:
@@ -76,9 +82,11 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         from skillcore.api.requests.skills import AgentScope  # loaded with the body's model, just before
 
         scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
+        lookup = deps.endpoint_tools
         grant = permissions.set_permission(
             deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, code=body.permission_code, scope=scope,
-            granted=body.granted, now=deps.clock(), caller_kind=caller.kind,
+            granted=body.granted, now=deps.clock(), caller_kind=caller.kind, narrowing=body.scope.narrowing(),
+            endpoint_tools=(lambda endpoint_id: lookup(caller.user_id, endpoint_id)) if lookup else None,
         )
         return views.grant(grant)
 

@@ -25,7 +25,7 @@ def register(toolbox: Toolbox, deps: SkillDeps) -> None:
     calls = ToolCallDeps(db=deps.db, clock=deps.clock)
 
     @toolbox.tool("memory_recall", arguments=MemoryRecallArguments,
-                  errors=(e.AgentNotFound, e.SkillDisabled, e.PermissionRequired))
+                  errors=(e.AgentNotFound, e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch))
     def memory_recall(caller: Caller, arguments: MemoryRecallArguments) -> tool_views.MemoryRecall:
         """Search one of your agents' saved memories of you for a question (an empty question lists the most
         important ones). Needs the memory:read grant of the memory recall skill; answers only stored
@@ -37,7 +37,7 @@ def register(toolbox: Toolbox, deps: SkillDeps) -> None:
 
     @toolbox.tool("schedule_goal_check_in", arguments=ScheduleGoalCheckInArguments,
                   errors=(e.SkillNotFound, e.AgentNotFound, e.SkillDisabled, e.PermissionRequired,
-                          e.RunAtOutOfRange, e.ConcurrentUpdate), rate=RateClass.WRITES)
+                          e.GrantScopeMismatch, e.RunAtOutOfRange, e.ConcurrentUpdate), rate=RateClass.WRITES)
     def schedule_goal_check_in(caller: Caller, arguments: ScheduleGoalCheckInArguments) -> job_views.BackgroundJob:
         """Schedule a goal check-in: at runAt (1 minute to 1 year ahead, with an offset) the agent writes a
         check-in message into its chat with you, quoting the optional note. Needs the skill's

@@ -19,9 +19,8 @@ from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 from skillcore.errors import (
     AgentNotFound,
+    DomainError,
     NotFound,
-    PermissionRequired,
-    RuleViolation,
     SkillDisabled,
     SkillNotFound,
     ValidationFailed,
@@ -29,7 +28,7 @@ from skillcore.errors import (
 from skillcore.ids import new_id
 from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
-from skillcore.policy.gate import PolicyInput, decide, permission_required_details, scope_candidates
+from skillcore.policy.gate import PolicyInput, decide, mismatch_metadata, refusal, scope_candidates
 from skillcore.skills.background import JobTarget
 from skillcore.skills.builtin import Skills
 
@@ -54,7 +53,7 @@ def create_job(
     if agent is None:
         raise AgentNotFound()
 
-    def refuse(error: RuleViolation, reason: str, **meta: Any) -> RuleViolation:
+    def refuse(error: DomainError, reason: str, **meta: Any) -> DomainError:
         """`error`, once the refusal is audited."""
         audit_store.put_audit(db, _event(
             user_id, skill_id, manifest.version, now, AuditAction.BACKGROUND_CREATE, Decision.DENIED, reason,
@@ -73,9 +72,9 @@ def create_job(
         action="background.create", agent_id=agent_id, target_id=agent_id, grants=grants,
     ))
     if not decision.allowed:
-        raise refuse(PermissionRequired(decision.message,
-                                        permission_required_details(skill_id, decision.missing, manifest.permissions)),
-                     decision.reason.value, missing_permissions=decision.missing)
+        raise refuse(refusal(skill_id, decision, manifest.permissions), decision.reason.value,
+                     missing_permissions=decision.missing,
+                     matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants), **mismatch_metadata(decision))
     if not now + MIN_LEAD <= run_at <= now + MAX_LEAD:
         raise refuse(RunAtOutOfRange(), "run_at_out_of_range")
     try:

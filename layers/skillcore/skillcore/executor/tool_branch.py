@@ -16,6 +16,7 @@ from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.executor.selection import select_tool
 from skillcore.language import Language
 from skillcore.model.port import BlockKind, SystemBlock
+from skillcore.policy.gate import Reason
 from skillcore.skills.builtin import Skills
 from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 from skillcore.tools.runner import ToolCallContext, ToolRunner, ToolStatus
@@ -26,10 +27,19 @@ FAILED_INSTRUCTION = (
 )
 
 
-def denied_notice(definition: ToolSkillDefinition, language: Language = Language.EN) -> SystemBlock:
-    """The grant notice, in the user's language (the offline model says it verbatim, Bedrock is told to)."""
+def denied_notice(definition: ToolSkillDefinition, language: Language = Language.EN, *,
+                  outside_scope: bool = False) -> SystemBlock:
+    """The grant notice, in the user's language (the offline model says it verbatim, Bedrock is told to).
+    `outside_scope`: the grant exists but is narrowed (an agent, an argument's values) and this call is not in it."""
     codes = ", ".join(p.code for p in definition.manifest.permissions)
-    if language is Language.ZH:
+    if outside_scope and language is Language.ZH:
+        sentence = f"“{definition.manifest.name}”（{codes}）的授权范围不包括这次使用。你可以在 Skills 页面调整授权范围。"
+    elif outside_scope:
+        sentence = (
+            f"Your grant for “{definition.manifest.name}” ({codes}) does not cover this use. "
+            "You can widen its scope on the Skills page."
+        )
+    elif language is Language.ZH:
         sentence = f"使用“{definition.manifest.name}”（{codes}）之前需要你的授权。你可以在 Skills 页面开启。"
     else:
         sentence = (
@@ -72,7 +82,9 @@ class ToolSkillBranch:
         )
         count: int | None = None
         if outcome.status is ToolStatus.DENIED:
-            block, run_outcome = denied_notice(definition, ctx.language()), RunOutcome.DENIED
+            outside = outcome.decision is not None and outcome.decision.reason is Reason.GRANT_SCOPE_MISMATCH
+            block = denied_notice(definition, ctx.language(), outside_scope=outside)
+            run_outcome = RunOutcome.DENIED
         elif outcome.status is ToolStatus.FAILED:
             block = SystemBlock(BlockKind.RECALL_EMPTY, FAILED_INSTRUCTION, source=definition.manifest.skill_id)
             run_outcome = RunOutcome.DEGRADED if outcome.error_code == "invalid_input" else RunOutcome.FAILED

@@ -12,6 +12,9 @@ own limit).
 Then the checks, in the contract's order, each refusal a DomainError with the API's code:
 1. the grant: `hosted_workflow:invoke` of the hosted workflows skill (`deps.skill`) through PolicyGate (422
    `permission_required`; a skill switched off is 422 `skill_disabled`, the catalog's switch like every skill's);
+   a grant narrowed (policy/scopes.py) to other endpoints, other tools or other argument values is 403
+   `grant_scope_mismatch` (the endpoint, tool and arguments as asked; a left-out argument counts with its
+   default in the snapshot's schema);
 2. the endpoint exists for this user (404 otherwise, another user's too) and is not disabled (409
    `endpoint_disabled`; a `drift_pending` endpoint keeps serving its unchanged tools);
    then a clientCallId already used answers here, after the grant and the endpoint (a revoked grant or a
@@ -113,7 +116,7 @@ from skillcore.errors import (
     ConcurrentUpdate,
     DomainError,
     FieldError,
-    PermissionRequired,
+    GrantScopeMismatch,
     SkillDisabled,
 )
 from skillcore.hosted import call_store, endpoint_store, service
@@ -133,8 +136,9 @@ from skillcore.ids import new_id, new_ids
 from skillcore.observability import hosted_call
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
-from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, permission_required_details
+from skillcore.policy.gate import OperationApproval, PolicyInput, Reason, decide, refusal
 from skillcore.policy.grants import GrantScope
+from skillcore.policy.scopes import ScopedCall, schema_defaults
 
 # How often a call whose claim lost to a change of the endpoint (its ConditionCheck) is read and checked again
 # before it answers 409 `concurrent_update` (each round sends nothing).
@@ -157,7 +161,7 @@ class _Audit(Struct, frozen=True, kw_only=True):
 
     def event(self, decision: Decision, *, target_id: str, reason: str, error_code: str | None = None,
               duration_ms: int | None = None, tool_error: bool | None = None,
-              event_id: str | None = None) -> AuditEvent:
+              event_id: str | None = None, **scoped: Any) -> AuditEvent:
         return AuditEvent(
             event_id=event_id or new_id(self.now), user_id=self.user_id, at=self.now, skill_id=self.deps.skill.skill_id,
             skill_version=self.deps.skill.version, action=AuditAction.HOSTED_ENDPOINT_CALL, decision=decision,
@@ -165,13 +169,18 @@ class _Audit(Struct, frozen=True, kw_only=True):
             metadata=AuditMetadata(
                 endpoint_id=audit_code(self.endpoint_id), tool_id=audit_code(self.tool_name),
                 input_sha256=self.digest, error_code=error_code, duration_ms=duration_ms,
-                status=None if tool_error is None else ("tool_error" if tool_error else "ok")),
+                status=None if tool_error is None else ("tool_error" if tool_error else "ok"), **scoped),
         )
 
     def refused(self, error: DomainError) -> DomainError:
         """Writes the refusal's audit (1 PutItem) and hands the error back to be raised."""
+        scoped: dict[str, Any] = {}
+        if isinstance(error, GrantScopeMismatch):  # which grant, and what missed: codes and a declared name
+            scoped = {"matched_grant_ids": (error.details["grantId"],), "scope_mismatch": error.details["mismatch"]}
+            if "argument" in error.details:
+                scoped["scope_argument"] = audit_code(error.details["argument"])
         audit_store.put_audit(self.deps.db, self.event(Decision.DENIED, target_id=self.endpoint_id,
-                                                       reason=error.code, error_code=error.code))
+                                                       reason=error.code, error_code=error.code, **scoped))
         hosted_call(Decision.DENIED.value, error.code)
         return error
 
@@ -206,9 +215,12 @@ class _Request(Struct, frozen=True, kw_only=True):
 
     def policy(self, state: CallState, operation: OperationApproval) -> PolicyInput:
         skill = self.deps.skill
+        tool = state.endpoint.snapshot.tool(self.tool_name) if state.endpoint is not None else None
+        call = ScopedCall(endpoint_id=self.endpoint_id, tool=self.tool_name, arguments=self.arguments,
+                          defaults=schema_defaults(tool.input_schema if tool is not None else None))
         return PolicyInput(user_id=self.user_id, skill_id=skill.skill_id, skill_version=skill.version,
                            requirements=skill.permissions, action="hosted_endpoint.call", agent_id=self.agent_id,
-                           target_id=self.endpoint_id, grants=state.grants, operation=operation)
+                           target_id=self.endpoint_id, grants=state.grants, operation=operation, call=call)
 
     def ask(self, binding: EndpointBinding) -> str:
         """The approval this call asks for on the endpoint as read (approvals.service.ask: the same pending one
@@ -274,8 +286,7 @@ def _granted(request: _Request, state: CallState) -> _Audit:
         raise audit.refused(SkillDisabled())
     decision = decide(request.policy(state, OperationApproval(requires_approval=False, approved=False)))
     if not decision.allowed:
-        raise audit.refused(PermissionRequired(decision.message, (
-            permission_required_details(skill.skill_id, decision.missing, skill.permissions))))
+        raise audit.refused(refusal(skill.skill_id, decision, skill.permissions))
     return replace(audit, scope=decision.scope)
 
 

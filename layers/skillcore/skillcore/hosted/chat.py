@@ -96,7 +96,12 @@ class HostedChatBranch:
                 if command else None
         # One page holds them all: a user has at most MAX_ENDPOINTS_PER_USER endpoints.
         endpoints, _ = endpoint_store.list_endpoints(self._db, ctx.user_id, limit=MAX_ENDPOINTS_PER_USER, cursor=None)
-        tools = ToolMap(offered_tools(endpoints), first=(command.endpoint_name, command.tool_name) if command else None)
+        # A grant narrowed to some endpoints or tools (policy/scopes.py) offers only those; its argument
+        # constraints are checked per call (hosted/calls.py).
+        reachable = [o for o in offered_tools(endpoints)
+                   if all(g.narrowing is None or g.narrowing.covers_tool(o.endpoint.endpoint_id, o.tool.name)
+                          for g in granted.matched_grants)]
+        tools = ToolMap(reachable, first=(command.endpoint_name, command.tool_name) if command else None)
         if command is not None:
             if tools.find(command.endpoint_name, command.tool_name) is None:
                 return self._fixed(ctx, asker, not_available_text(label, "tool", language), RunOutcome.DENIED)

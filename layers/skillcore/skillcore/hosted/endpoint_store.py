@@ -209,6 +209,13 @@ def endpoint_read_with(db: Db, user_id: str, endpoint_id: str, item: dict[str, A
     return get_endpoint(db, user_id, endpoint_id)
 
 
+def tool_schemas(db: Db, user_id: str, endpoint_id: str) -> dict[str, dict[str, Any]] | None:
+    """The pinned snapshot's tools and their input schemas (what a grant narrowed to this endpoint may name),
+    or None when the user has no such endpoint (another user's included)."""
+    endpoint = get_endpoint(db, user_id, endpoint_id)
+    return None if endpoint is None else {t.name: t.input_schema for t in endpoint.snapshot.tools}
+
+
 def name_in_use(db: Db, user_id: str, name: str) -> bool:
     found = db.client.get_item(TableName=db.tables.hosted_endpoints, Key=key(pk=user_id, sk=f"{NAME}{name}"),
                                ConsistentRead=True).get("Item")

@@ -73,9 +73,10 @@ class Decision(StrEnum):
 
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "tools", "platform_capability_ids",
-               "binding_names", "defence_rules", "gap_kinds")
+               "binding_names", "defence_rules", "gap_kinds", "scope_resources", "scope_arguments")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
-          "host_profile", "status", "endpoint_id", "user_capability_id", "host", "caller_kind")
+          "host_profile", "status", "endpoint_id", "user_capability_id", "host", "caller_kind", "scope_mismatch",
+          "scope_argument")
 _DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256", "url_sha256", "fingerprint", "pending_fingerprint",
             "previous_fingerprint")
 _COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count",
@@ -134,6 +135,12 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     # Who decided, on a decision's event (an approval, a grant or a revoke): `person` (a host's token never
     # decides; docs/contract.md "Two kinds of caller").
     caller_kind: str | None = None
+    # Finer scopes (policy/scopes.py). A grant's event: its narrowing as `kind:id` resources and
+    # `[tool:]name:kind` constraints (never a value); a denial for the scope: what missed and which argument.
+    scope_resources: tuple[str, ...] = ()
+    scope_arguments: tuple[str, ...] = ()
+    scope_mismatch: str | None = None
+    scope_argument: str | None = None
 
     def __post_init__(self) -> None:
         for name in _CODE_LISTS:

@@ -2,6 +2,9 @@
 
 Key design: pk = userId, sk = "<skillId>#<permissionCode>#<scopeKey>" (scopeKey "user" or "agent#<agentId>").
 One item per skill + code + scope: granting again re-activates it (same grantId), revoking flips its status.
+A grant's narrowing (policy/scopes.py: resources and argument constraints) is the item's `narrowing`
+attribute, its JSON: set by each grant that gives one, removed by a grant that gives none, kept by a revoke.
+PolicyGate reads it with the grant, in the same request.
 Access patterns: list a user's grants (Query pk: a user has few), fetch the grants a turn may need by key
 (batched into the chat turn's first read), upsert one.
 """
@@ -15,6 +18,7 @@ from skillcore.clock import parse_time, to_api_time
 from skillcore.conversations.profile_store import bindings_key, disabled_skills
 from skillcore.db.codec import from_item, to_item, to_value
 from skillcore.db.dynamo import Db, batch_get, key, query_page
+from skillcore.policy import scopes
 from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
 
 
@@ -38,6 +42,7 @@ def grant_from_item(item: dict[str, Any]) -> PermissionGrant:
         granted_at=parse_time(item["grantedAt"]),
         revoked_at=parse_time(item["revokedAt"]) if item.get("revokedAt") else None,
         updated_at=parse_time(item["updatedAt"]),
+        narrowing=scopes.decode(item["narrowing"]) if item.get("narrowing") else None,
     )
 
 
@@ -64,10 +69,10 @@ def read_policy_state(db: Db, user_id: str, keys: list[dict[str, Any]]) -> tuple
 
 def set_grant(
     db: Db, *, user_id: str, skill_id: str, skill_version: str, code: str, scope: GrantScope,
-    granted: bool, grant_id: str, now: datetime,
+    granted: bool, grant_id: str, now: datetime, narrowing: scopes.Narrowing | None = None,
 ) -> PermissionGrant:
     """Grants or revokes in one UpdateItem. A grant keeps its id and first grant time across re-grants;
-    the version recorded is the one current at the latest grant."""
+    the version recorded is the one current at the latest grant, and so is the narrowing (none: unscoped)."""
     stamp = to_value(to_api_time(now))
     names = {
         "#gid": "grantId", "#sid": "skillId", "#ver": "skillVersion", "#code": "permissionCode",
@@ -86,7 +91,13 @@ def set_grant(
         values[":active"] = to_value(GrantStatus.ACTIVE.value)
         values[":ver"] = to_value(skill_version)
         sets += ["#status = :active", "#ver = :ver", "#ga = :now"]
-        remove = " REMOVE #ra"
+        names["#nw"] = "narrowing"
+        if narrowing:
+            values[":nw"] = to_value(scopes.encode(narrowing))
+            sets.append("#nw = :nw")
+            remove = " REMOVE #ra"
+        else:
+            remove = " REMOVE #ra, #nw"
     else:
         values[":revoked"] = to_value(GrantStatus.REVOKED.value)
         values[":ver"] = to_value(skill_version)
@@ -112,4 +123,5 @@ def to_grant_item(grant: PermissionGrant) -> dict[str, Any]:
         "status": grant.status.value, "grantedAt": to_api_time(grant.granted_at),
         "revokedAt": to_api_time(grant.revoked_at) if grant.revoked_at else None,
         "updatedAt": to_api_time(grant.updated_at),
+        "narrowing": scopes.encode(grant.narrowing) if grant.narrowing else None,
     })

@@ -13,6 +13,8 @@ from enum import StrEnum
 from msgspec import Struct
 from msgspec.structs import force_setattr
 
+from skillcore.policy.scopes import Narrowing
+
 
 class ScopeType(StrEnum):
     USER = "user"
@@ -59,6 +61,8 @@ class PermissionGrant(Struct, frozen=True, kw_only=True):
     granted_at: datetime
     revoked_at: datetime | None = None
     updated_at: datetime
+    # Finer scopes (policy/scopes.py): the resources and argument constraints it is narrowed to; None: unscoped.
+    narrowing: Narrowing | None = None
 
     @property
     def active(self) -> bool:

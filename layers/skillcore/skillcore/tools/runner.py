@@ -31,8 +31,9 @@ from skillcore.errors import SandboxFailure
 from skillcore.observability import logger, tool_call
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
-from skillcore.policy.gate import PolicyDecision, PolicyInput, decide
+from skillcore.policy.gate import PolicyDecision, PolicyInput, decide, mismatch_metadata
 from skillcore.policy.grants import PermissionGrant
+from skillcore.policy.scopes import ScopedCall
 from skillcore.skills.manifest import SkillManifest
 from skillcore.tools import execution_store as tool_executions
 
@@ -76,6 +77,12 @@ class ToolOutcome(Struct, frozen=True):
     writes: tuple[Op, ...] = ()
     audit: tuple[AuditEvent, ...] = ()
     idempotency_key: str | None = None
+
+
+def input_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """What a left-out argument of the tool's input becomes (for a grant's argument constraints)."""
+    return {(field.alias or name): field.default for name, field in model.model_fields.items()
+            if not field.is_required() and field.default_factory is None}
 
 
 def input_digest(data: BaseModel) -> str:
@@ -144,11 +151,14 @@ class ToolRunner:
             user_id=call.user_id, skill_id=manifest.skill_id, skill_version=manifest.version,
             requirements=manifest.permissions, action="tool.execute", agent_id=call.agent_id,
             target_id=call.agent_id, grants=grants,
+            call=ScopedCall(tool=tool.tool_id, arguments=raw_input if isinstance(raw_input, dict) else {},
+                            defaults=input_defaults(tool.input_model)),
         ))
         codes = tuple(p.code for p in manifest.permissions)
         if not decision.allowed:
-            audit(AuditAction.TOOL_EXECUTE, Decision.DENIED, reason=decision.reason.value,
-                  permission_codes=codes, missing_permissions=decision.missing)
+            audit(AuditAction.TOOL_EXECUTE, Decision.DENIED, reason=decision.reason.value, scope=decision.scope,
+                  permission_codes=codes, missing_permissions=decision.missing,
+                  matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants), **mismatch_metadata(decision))
             return finish(ToolStatus.DENIED, decision)
         audit(AuditAction.TOOL_EXECUTE, Decision.ALLOWED, reason=decision.reason.value, scope=decision.scope,
               permission_codes=codes, matched_grant_ids=tuple(g.grant_id for g in decision.matched_grants))

@@ -30,7 +30,7 @@ from skillcore.ids import new_id
 from skillcore.memory.ports import read_only_ports, turn_memory_reader
 from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
-from skillcore.policy.gate import permission_required_details, scope_candidates
+from skillcore.policy.gate import permission_required_details, refusal, scope_candidates
 from skillcore.skills.tools import ToolSkillDefinition
 from skillcore.tools.runner import ToolCallContext, ToolRunner, ToolStatus
 
@@ -77,8 +77,9 @@ def call_tool_skill(
     if outcome.status is ToolStatus.DENIED:
         decision = outcome.decision
         missing = decision.missing if decision else ()
-        raise PermissionRequired(decision.message if decision else None,
-                                 permission_required_details(manifest.skill_id, missing, manifest.permissions))
+        if decision is not None:
+            raise refusal(manifest.skill_id, decision, manifest.permissions)
+        raise PermissionRequired(None, permission_required_details(manifest.skill_id, missing, manifest.permissions))
     if outcome.status is ToolStatus.FAILED or outcome.output is None:
         if outcome.error_code == "invalid_input":
             raise ValidationFailed("the tool input is not valid")

@@ -1,11 +1,22 @@
 """Request models of the skill, permission and audit routes."""
 
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import AwareDatetime, Field, JsonValue, field_validator
+from pydantic import (
+    AwareDatetime,
+    Field,
+    JsonValue,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    field_validator,
+    model_validator,
+)
 
 from skillcore.api.requests import Paging
+from skillcore.policy import scopes
 from skillcore.policy.audit import AuditAction, Decision
 from skillcore.shapes import Id, Strict
 
@@ -14,11 +25,59 @@ class PatchSkill(Strict):
     enabled: bool = Field(strict=True)
 
 
-class UserScope(Strict):
+_NAME = Field(min_length=1, max_length=scopes.MAX_TEXT)
+Finite = StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)]
+
+
+class NarrowToResource(Strict):
+    """One resource the grant is narrowed to: one of the owner's agents, or hosted endpoints (and their tools)."""
+
+    kind: scopes.ResourceKind
+    id: Id
+    tools: list[Annotated[str, _NAME]] | None = Field(default=None, max_length=scopes.MAX_TOOLS)
+
+
+class ConstrainArgument(Strict):
+    """A constraint on one named argument of the tool's input: exactly one of `enum`, `maximum`, `maxLength`."""
+
+    name: str = _NAME
+    tool: str | None = Field(default=None, min_length=1, max_length=scopes.MAX_TEXT)
+    enum: list[StrictBool | StrictInt | Annotated[StrictFloat, Field(allow_inf_nan=False)]
+               | Annotated[StrictStr, Field(max_length=scopes.MAX_TEXT)]] | None = Field(
+        default=None, min_length=1, max_length=scopes.MAX_ENUM_VALUES)
+    maximum: Finite | None = None
+    max_length: Annotated[StrictInt, Field(ge=0)] | None = None
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> "ConstrainArgument":
+        if sum(v is not None for v in (self.enum, self.maximum, self.max_length)) != 1:
+            raise ValueError("exactly one of enum, maximum, maxLength")
+        return self
+
+
+class _Narrowed(Strict):
+    resources: list[NarrowToResource] | None = Field(default=None, max_length=scopes.MAX_RESOURCES)
+    arguments: list[ConstrainArgument] | None = Field(default=None, max_length=scopes.MAX_ARGUMENTS)
+
+    def narrowing(self) -> scopes.Narrowing | None:
+        """The narrowing asked for (policy/scopes.py), or None: the grant is unscoped."""
+        if not self.resources and not self.arguments:
+            return None
+        return scopes.Narrowing(
+            resources=tuple(scopes.ScopeResource(kind=r.kind, id=r.id, tools=tuple(r.tools or ()))
+                            for r in self.resources or ()),
+            arguments=tuple(scopes.ArgumentConstraint(name=a.name, tool=a.tool,
+                                                      enum=tuple(a.enum) if a.enum is not None else None,
+                                                      maximum=a.maximum, max_length=a.max_length)
+                            for a in self.arguments or ()),
+        )
+
+
+class UserScope(_Narrowed):
     type: Literal["user"]
 
 
-class AgentScope(Strict):
+class AgentScope(_Narrowed):
     type: Literal["agent"]
     agent_id: Id
 
@@ -28,6 +87,12 @@ class PatchPermission(Strict):
     permission_code: str = Field(min_length=1, max_length=64)
     scope: UserScope | AgentScope = Field(discriminator="type")
     granted: bool = Field(strict=True)
+
+    @model_validator(mode="after")
+    def _narrowed_when_granted(self) -> "PatchPermission":
+        if not self.granted and self.scope.narrowing() is not None:
+            raise ValueError("a revoke names the grant by its scope's type (and agent): no resources or arguments")
+        return self
 
 
 # An action's value, or a family: a prefix of one ending in "." (`hosted_endpoint.`, `user_capability.binding.`).
