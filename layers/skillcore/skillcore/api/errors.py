@@ -33,6 +33,7 @@ from skillcore.chat.errors import ClientMessageConflict
 from skillcore.errors import (
     RETRY_AFTER_SECONDS,
     AgentNotFound,
+    AlreadyExists,
     BadRequest,
     ConcurrentUpdate,
     DomainError,
@@ -40,13 +41,19 @@ from skillcore.errors import (
     IdempotencyKeyReused,
     Internal,
     InvalidTimezone,
+    KeyRevoked,
     NotFound,
+    PackageInvalid,
     PayloadTooLarge,
     PermissionNotDeclared,
     PermissionRequired,
     PersonRequired,
+    PublisherUnknown,
     QuotaExceeded,
+    ReleaseNotPending,
+    SignatureInvalid,
     SkillDisabled,
+    SkillIdTaken,
     SkillNotFound,
     StoreUnavailableError,
     Unauthenticated,
@@ -67,7 +74,8 @@ from skillcore.hosted.errors import (
 from skillcore.limits.errors import BudgetExhausted, RateLimited
 
 __all__ = [
-    "AgentNotFound", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse", "BindingNameTaken",
+    "AgentNotFound", "AlreadyExists", "KeyRevoked", "PackageInvalid", "PublisherUnknown", "ReleaseNotPending",
+    "SignatureInvalid", "SkillIdTaken", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse", "BindingNameTaken",
     "BudgetExhausted", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive", "ClientMessageConflict",
     "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled", "EndpointNameTaken",
     "Forbidden", "IdempotencyKeyReused", "Internal", "InvalidTimezone", "JobNotCancellable", "NotFound",
