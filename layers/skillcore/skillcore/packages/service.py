@@ -164,6 +164,7 @@ def _permissions(package: Package) -> tuple[Permission, ...]:
 
 def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: str | None, *, now: datetime) -> Release:
     # The package format and the release check (the offline model, the renderer) load with the first submission.
+    from skillcore.packages import checks
     from skillcore.packages.package import open_package
 
     data = decode_base64(package_b64)
