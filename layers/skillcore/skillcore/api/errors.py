@@ -74,15 +74,13 @@ from skillcore.hosted.errors import (
 from skillcore.limits.errors import BudgetExhausted, RateLimited
 
 __all__ = [
-    "AgentNotFound", "AlreadyExists", "KeyRevoked", "PackageInvalid", "PublisherUnknown", "ReleaseNotPending",
-    "SignatureInvalid", "SkillIdTaken", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse", "BindingNameTaken",
-    "BudgetExhausted", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive", "ClientMessageConflict",
-    "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled", "EndpointNameTaken",
-    "Forbidden", "IdempotencyKeyReused", "Internal", "InvalidTimezone", "JobNotCancellable", "NotFound",
-    "PayloadTooLarge", "PermissionNotDeclared", "PermissionRequired", "PersonRequired", "ProtocolNotActive", "QuotaExceeded",
-    "RateLimited", "RunAtOutOfRange", "SchemaNotAllowed", "SkillDisabled", "SkillNotFound", "SnapshotInvalid",
-    "StoreUnavailableError", "ToolDrifted", "Unauthenticated", "UnknownReference", "UnknownTool", "UnsafeText",
-    "UpstreamError", "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
+    "AgentNotFound", "AlreadyExists", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse", "BindingNameTaken", "BudgetExhausted",
+    "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive", "ClientMessageConflict", "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled",
+    "EndpointNameTaken", "Forbidden", "IdempotencyKeyReused", "Internal", "InvalidTimezone", "JobNotCancellable", "KeyRevoked", "NotFound",
+    "PackageInvalid", "PayloadTooLarge", "PermissionNotDeclared", "PermissionRequired", "PersonRequired", "ProtocolNotActive", "PublisherUnknown", "QuotaExceeded",
+    "RateLimited", "ReleaseNotPending", "RunAtOutOfRange", "SchemaNotAllowed", "SignatureInvalid", "SkillDisabled", "SkillIdTaken", "SkillNotFound",
+    "SnapshotInvalid", "StoreUnavailableError", "ToolDrifted", "Unauthenticated", "UnknownReference", "UnknownTool", "UnsafeText", "UpstreamError",
+    "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
 ]
 
 JSON = "application/json; charset=utf-8"

@@ -10,7 +10,9 @@ from skillcore.shapes import NOT_BLANK, Strict, not_blank
 
 # base64 of a package at its largest
 PACKAGE_B64_MAX = 4 * ((MAX_PACKAGE_BYTES + 2) // 3)
-Base64 = Annotated[str, StringConstraints(min_length=4, max_length=PACKAGE_B64_MAX, pattern=r"^[A-Za-z0-9+/]+={0,2}$")]
+# A zip begins with a local file header, `PK\x03\x04`: base64 `UEsDB`.
+Base64 = Annotated[str, StringConstraints(min_length=8, max_length=PACKAGE_B64_MAX,
+                                          pattern=r"^UEsDB[A-Za-z0-9+/]*={0,2}$")]
 PublisherId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{1,38}[a-z0-9]$")]  # as skillcore.json's
 PublicKey = Annotated[str, StringConstraints(min_length=40, max_length=400)]
 REASON_MAX = 500
