@@ -58,7 +58,7 @@ def _printable(raw: str) -> str:
 
 def _kind(info: zipfile.ZipInfo) -> str:
     mode = info.external_attr >> 16
-    if info.create_system == 3 and mode:  # unix: the file type bits are meaningful
+    if info.create_system == 3 and stat.S_IFMT(mode):  # unix, with a file type: the type bits are meaningful
         if stat.S_ISLNK(mode):
             return "symlink"
         if stat.S_ISDIR(mode):

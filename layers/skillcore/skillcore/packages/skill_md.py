@@ -162,4 +162,4 @@ def render(skill: SkillMd) -> str:
     if skill.allowed_tools:
         lines.append(f"allowed-tools: {_quote(' '.join(skill.allowed_tools))}")
     lines.append("---")
-    return "\n".join(lines) + "\n" + (skill.body if skill.body.startswith("\n") else "\n" + skill.body)
+    return "\n".join(lines) + "\n" + skill.body
