@@ -24,7 +24,8 @@ class ImportPackage(Strict):
 
 class SubmitRelease(Strict):
     package: Base64
-    signature: str = Field(min_length=1, max_length=MAX_SIGNATURE_BYTES)
+    # The signature file's text (`FILE.zip.sig`); without one the release is refused `signature_invalid`.
+    signature: str | None = Field(default=None, max_length=MAX_SIGNATURE_BYTES)
 
 
 class RegisterPublisher(Strict):
