@@ -20,7 +20,14 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from scripts.bench_common import Report, RequestCounter, SharedDynamo, describe_operations, env_scope, percentile
+from scripts.bench_common import (
+    Report,
+    RequestCounter,
+    SharedDynamo,
+    describe_operations,
+    env_scope,
+    percentile,
+)
 from scripts.bench_latency import Http
 
 SECTION = "packages"
