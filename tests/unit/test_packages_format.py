@@ -107,6 +107,22 @@ def test_a_header_that_lies_about_its_size_is_corrupt() -> None:
     assert refused(bytes(data)).details["rule"] == "corrupt"
 
 
+def test_a_broken_deflate_stream_is_corrupt_never_an_error_of_the_server() -> None:
+    data = bytearray(ps.package_zip())
+    body = data.find(b"note-tidy/SKILL.md") + len("note-tidy/SKILL.md")  # the first entry's compressed bytes
+    data[body:body + 40] = bytes(40)
+    assert refused(bytes(data)).details["rule"] in ("corrupt", "not_a_zip")
+
+
+def test_a_zip_bomb_by_size_alone_is_refused_from_its_declared_sizes() -> None:
+    import os
+
+    data = raw_zip([*valid_entries(), *[(f"note-tidy/references/f{i}.md", os.urandom(3000) + b"a" * 60_000)
+                                        for i in range(5)]])
+    assert len(data) <= limits.MAX_PACKAGE_BYTES
+    assert refused(data).details["rule"] == "total_too_large"
+
+
 @pytest.mark.parametrize(("entries", "rule"), [
     ([(f"note-tidy/references/r{i}.md", b"x") for i in range(limits.MAX_ENTRIES + 1)], "too_many_entries"),
     ([(f"note-tidy/references/r{i}.md", b"x") for i in range(limits.MAX_FILES + 1)], "too_many_files"),

@@ -22,6 +22,7 @@ import stat
 import struct
 import unicodedata
 import zipfile
+import zlib
 
 from skillcore.errors import PackageInvalid
 from skillcore.packages import limits
@@ -75,7 +76,8 @@ def read_zip(data: bytes) -> tuple[str, dict[str, bytes]]:
     try:
         archive = zipfile.ZipFile(io.BytesIO(data))
         infos = archive.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, struct.error, ValueError, EOFError, NotImplementedError) as error:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, struct.error, ValueError, EOFError, OSError,
+            NotImplementedError) as error:
         raise _refuse("", "not_a_zip", "the package is not a readable zip archive") from error
     if len(infos) > limits.MAX_ENTRIES:
         raise _refuse("", "too_many_entries", f"a package holds at most {limits.MAX_ENTRIES} entries")
@@ -128,7 +130,7 @@ def _inflate(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: str) -> byte
     try:
         with archive.open(info) as stream:
             body = stream.read(info.file_size + 1)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, struct.error, ValueError, EOFError, OSError,
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, struct.error, zlib.error, ValueError, EOFError, OSError,
             NotImplementedError, RuntimeError) as error:
         raise _refuse(path, "corrupt", "a file of the package cannot be read (its checksum or size is wrong)") from error
     if len(body) != info.file_size:

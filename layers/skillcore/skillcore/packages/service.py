@@ -67,7 +67,7 @@ class PackageDeps(Struct, frozen=True):
     manifests: dict[str, SkillManifest]
 
 
-def decode_base64(text: str, *, field: str = "package") -> bytes:
+def decode_base64(text: str) -> bytes:
     try:
         return base64.b64decode(text, validate=True)
     except (binascii.Error, ValueError):
