@@ -24,7 +24,7 @@ function Register({ onDone }) {
     <input id="op-publisher-id" required value=${form.publisherId} onInput=${field("publisherId")} aria-describedby="op-publisher-id-hint" />
     <p class="hint" id="op-publisher-id-hint">${t("operators.publisherIdHint")}</p>
     <label for="op-display-name">${t("operators.displayName")}</label>
-    <input id="op-display-name" required maxlength="60" value=${form.displayName} onInput=${field("displayName")} />
+    <input id="op-display-name" required value=${form.displayName} onInput=${field("displayName")} />
     <label for="op-user-id">${t("operators.userId")}</label>
     <input id="op-user-id" required value=${form.userId} onInput=${field("userId")} />
     <label for="op-trust">${t("operators.trustLevel")}</label>

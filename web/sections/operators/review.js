@@ -43,7 +43,7 @@ function ReleaseItem({ release, onDecided }) {
     <h4>${t("operators.report")}</h4>
     <${Report} report=${release.report} />
     <label for=${`${id}-reason`}>${t("operators.reason")}</label>
-    <textarea id=${`${id}-reason`} rows="2" maxlength="500" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
+    <textarea id=${`${id}-reason`} rows="2" value=${reason} onInput=${(e) => setReason(e.currentTarget.value)}></textarea>
     <${ErrorBox} error=${action.error} />
     <div class="row actions">
       <button type="button" disabled=${action.busy || !reason.trim()} onClick=${() => decide("approve")}>${t("operators.approve")}</button>
