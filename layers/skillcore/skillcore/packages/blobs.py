@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import uuid
 from pathlib import Path
 from typing import Protocol
 
@@ -52,7 +53,8 @@ class DirectoryBlobs:
             raise ValueError("checksum mismatch")
         path = self._path(blob_key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(f".{os.getpid()}.partial")
+        # A name of this write's own: two requests storing the same package at once never share a partial file.
+        partial = path.with_suffix(f".{uuid.uuid4().hex}.partial")
         partial.write_bytes(data)
         os.replace(partial, path)
 
