@@ -143,7 +143,7 @@ def catalog(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                                        manifests={m.skill_id: m for m in SKILLS.manifests()})
             keys = ps.KeyPair()
             now = datetime.now(UTC)
-            service.register_publisher(deps, publisher_id="bench-pub", display_name="Bench", user_id="bench-publisher",
+            service.register_publisher(deps, "bench-operator", publisher_id="bench-pub", display_name="Bench", user_id="bench-publisher",
                                        trust_level=TrustLevel.COMMUNITY, public_key=keys.pem, now=now)
             for i in range(skills):
                 name = f"bench-skill-{i:04d}"

@@ -117,6 +117,16 @@ def test_a_package_from_a_folder_is_signed_submitted_checked_reviewed_and_publis
                               {"decision": "reject", "reason": "again"}))[:2] == (409, "release_not_pending")
     assert release["releaseId"] not in [r["releaseId"] for r in operator.ok("GET", "/rpc/admin/releases?limit=100")["items"]]
 
+    # audited in each actor's own trail: ids, codes and digests, never a package's text or the reason
+    submitted = publisher.caller.ok("GET", "/rpc/skills/audit-events?action=package.submit")["items"]
+    assert [(e["targetId"], e["decision"], e["metadata"]["status"]) for e in submitted] == [
+        (release["releaseId"], "succeeded", "checked")]
+    assert submitted[0]["metadata"]["packageSha256"] == release["digest"]
+    reviewed = operator.ok("GET", "/rpc/skills/audit-events?action=package.")["items"]
+    assert [(e["action"], e["targetId"]) for e in reviewed] == [
+        ("package.review", release["releaseId"]), ("package.publisher.register", publisher.publisher_id)]
+    assert "checked by hand" not in json.dumps(reviewed)
+
     reader = Caller(stack, "reader")
     listed, cursor = [], None
     while True:

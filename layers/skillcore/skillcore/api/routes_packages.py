@@ -101,7 +101,7 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
     def register_publisher(caller: Caller, body: RegisterPublisher) -> views.Publisher:
         """Operator: register a publisher, the account that submits for it and its first public key."""
         return views.publisher(service.register_publisher(
-            deps.packages, publisher_id=body.publisher_id, display_name=body.display_name, user_id=body.user_id,
+            deps.packages, caller.user_id, publisher_id=body.publisher_id, display_name=body.display_name, user_id=body.user_id,
             trust_level=body.trust_level, public_key=body.public_key, now=deps.clock()))
 
     @routes.route("GET", "/rpc/admin/publishers", query=Paging, response=Page[views.Publisher], admin=True)
@@ -115,14 +115,14 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
                   decision="person")
     def add_publisher_key(caller: Caller, publisherId: str, body: AddPublisherKey) -> views.Publisher:  # noqa: N803
         """Operator: rotate a publisher's key (a new active key; `revokeOthers` revokes the others at once)."""
-        return views.publisher(service.add_key(deps.packages, publisherId, public_key=body.public_key,
+        return views.publisher(service.add_key(deps.packages, caller.user_id, publisherId, public_key=body.public_key,
                                                revoke_others=body.revoke_others, now=deps.clock()))
 
     @routes.route("POST", "/rpc/admin/publishers/<publisherId>/keys/<keyId>/revoke", response=views.Publisher,
                   errors=(e.VersionConflict,), admin=True, decision="person")
     def revoke_publisher_key(caller: Caller, publisherId: str, keyId: str) -> views.Publisher:  # noqa: N803
         """Operator: revoke a key; a package signed with it is refused with `key_revoked` from now on."""
-        return views.publisher(service.revoke_key(deps.packages, publisherId, keyId, now=deps.clock()))
+        return views.publisher(service.revoke_key(deps.packages, caller.user_id, publisherId, keyId, now=deps.clock()))
 
     # -- operators: release review
     @routes.route("GET", "/rpc/admin/releases", query=Paging, response=Page[views.Release], admin=True)

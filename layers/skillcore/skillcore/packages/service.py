@@ -24,6 +24,7 @@ from msgspec import Struct
 from msgspec.structs import replace
 
 from skillcore.db.dynamo import Db
+from skillcore.db.transact import Op
 from skillcore.errors import (
     AlreadyExists,
     FieldError,
@@ -50,6 +51,8 @@ from skillcore.packages.models import (
     ReleaseState,
     TrustLevel,
 )
+from skillcore.policy import audit_store
+from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.skills.manifest import SkillManifest
 
 if TYPE_CHECKING:
@@ -74,6 +77,28 @@ def decode_base64(text: str) -> bytes:
         raise PackageInvalid("the package is not valid base64", path="", rule="base64") from None
 
 
+# -- audit: ids, codes and digests only ------------------------------------------------------------
+
+PUBLISHER_SKILL = "package_publisher"
+
+
+def _audit(db: Db, actor: str, action: AuditAction, now: datetime, *, skill_id: str, version: str, target: str,
+           decision: Decision = Decision.SUCCEEDED, reason: str | None = None,
+           metadata: AuditMetadata | None = None) -> Op:
+    event = AuditEvent(event_id=new_id(now), user_id=actor, at=now, skill_id=skill_id, skill_version=version,
+                       action=action, decision=decision, target_id=target, reason=reason,
+                       metadata=metadata or AuditMetadata())
+    return Op("audit", audit_store.put_audit_op(db, event))
+
+
+def _publisher_audit(db: Db, actor: str, action: AuditAction, publisher: Publisher, key_id: str, now: datetime,
+                     version: int) -> Op:
+    return _audit(db, actor, action, now, skill_id=PUBLISHER_SKILL, version=str(version),
+                  target=publisher.publisher_id,
+                  metadata=AuditMetadata(publisher_id=publisher.publisher_id, key_id=key_id, caller_kind="person",
+                                         status=publisher.trust_level.value))
+
+
 # -- publishers -------------------------------------------------------------------------------------
 
 def _key_of(pem: str, now: datetime) -> PublisherKey:
@@ -86,11 +111,13 @@ def _key_of(pem: str, now: datetime) -> PublisherKey:
                         status=KeyStatus.ACTIVE, created_at=now)
 
 
-def register_publisher(deps: PackageDeps, *, publisher_id: str, display_name: str, user_id: str,
+def register_publisher(deps: PackageDeps, actor: str, *, publisher_id: str, display_name: str, user_id: str,
                        trust_level: TrustLevel, public_key: str, now: datetime) -> Publisher:
+    key = _key_of(public_key, now)
     publisher = Publisher(publisher_id=publisher_id, display_name=display_name, user_id=user_id,
-                          trust_level=trust_level, created_at=now, updated_at=now, keys=(_key_of(public_key, now),))
-    store.create_publisher(deps.db, publisher)
+                          trust_level=trust_level, created_at=now, updated_at=now, keys=(key,))
+    store.create_publisher(deps.db, publisher, extra=[_publisher_audit(
+        deps.db, actor, AuditAction.PACKAGE_PUBLISHER_REGISTER, publisher, key.key_id, now, 1)])
     return publisher
 
 
@@ -101,7 +128,8 @@ def get_publisher(deps: PackageDeps, publisher_id: str) -> tuple[Publisher, int]
     return found
 
 
-def add_key(deps: PackageDeps, publisher_id: str, *, public_key: str, revoke_others: bool, now: datetime) -> Publisher:
+def add_key(deps: PackageDeps, actor: str, publisher_id: str, *, public_key: str, revoke_others: bool,
+            now: datetime) -> Publisher:
     """Rotation: a new active key; with `revoke_others`, every other key revoked in the same write."""
     publisher, version = get_publisher(deps, publisher_id)
     key = _key_of(public_key, now)
@@ -112,11 +140,12 @@ def add_key(deps: PackageDeps, publisher_id: str, *, public_key: str, revoke_oth
     kept = tuple(replace(k, status=KeyStatus.REVOKED, revoked_at=now)
                  if revoke_others and k.status is KeyStatus.ACTIVE else k for k in publisher.keys)
     after = replace(publisher, keys=(*kept, key), updated_at=now)
-    store.replace_publisher(deps.db, after, expected_version=version)
+    store.replace_publisher(deps.db, after, expected_version=version, extra=[_publisher_audit(
+        deps.db, actor, AuditAction.PACKAGE_PUBLISHER_KEY_ADD, after, key.key_id, now, version + 1)])
     return after
 
 
-def revoke_key(deps: PackageDeps, publisher_id: str, key_id: str, *, now: datetime) -> Publisher:
+def revoke_key(deps: PackageDeps, actor: str, publisher_id: str, key_id: str, *, now: datetime) -> Publisher:
     """A revoked key signs nothing more: a submission signed with it is 422 `key_revoked`. Idempotent."""
     publisher, version = get_publisher(deps, publisher_id)
     key = publisher.key(key_id)
@@ -126,7 +155,8 @@ def revoke_key(deps: PackageDeps, publisher_id: str, key_id: str, *, now: dateti
         return publisher
     after = replace(publisher, updated_at=now, keys=tuple(
         replace(k, status=KeyStatus.REVOKED, revoked_at=now) if k.key_id == key_id else k for k in publisher.keys))
-    store.replace_publisher(deps.db, after, expected_version=version)
+    store.replace_publisher(deps.db, after, expected_version=version, extra=[_publisher_audit(
+        deps.db, actor, AuditAction.PACKAGE_PUBLISHER_KEY_REVOKE, after, key_id, now, version + 1)])
     return after
 
 
@@ -188,7 +218,14 @@ def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: st
         decided_by=None if passed else RELEASE_CHECK, decided_at=None if passed else now,
         reason=None if passed else CHECKS_FAILED,
     )
-    store.submit(deps.db, release)
+    failed_rules = tuple(dict.fromkeys(f.rule for r in report.results for f in r.findings))
+    store.submit(deps.db, release, extra=[_audit(
+        deps.db, user_id, AuditAction.PACKAGE_SUBMIT, now, skill_id=release.skill_id, version=release.version,
+        target=release.release_id, decision=Decision.SUCCEEDED if passed else Decision.DENIED,
+        reason=None if passed else CHECKS_FAILED,
+        metadata=AuditMetadata(publisher_id=release.publisher_id, key_id=key_id, package_sha256=release.digest,
+                               status=release.state.value, defence_rules=failed_rules,
+                               permission_codes=tuple(p.code for p in release.permissions)))])
     return release
 
 
@@ -213,6 +250,14 @@ def list_review(deps: PackageDeps, *, limit: int, cursor: str | None) -> tuple[l
     return store.list_review(deps.db, limit=limit, cursor=cursor)
 
 
+def _review_audit(db: Db, operator: str, release: Release, now: datetime) -> Op:
+    """The operator's decision: the release's new state, never the reason they wrote."""
+    return _audit(db, operator, AuditAction.PACKAGE_REVIEW, now, skill_id=release.skill_id, version=release.version,
+                  target=release.release_id,
+                  metadata=AuditMetadata(publisher_id=release.publisher_id, package_sha256=release.digest,
+                                         status=release.state.value, caller_kind="person"))
+
+
 def decide(deps: PackageDeps, operator: str, release_id: str, *, approve: bool, reason: str, now: datetime) -> Release:
     """An operator's decision on a checked release: rejected with the reason, or approved and published (the
     catalog's skill then shows it if it is the newest published version)."""
@@ -221,7 +266,8 @@ def decide(deps: PackageDeps, operator: str, release_id: str, *, approve: bool, 
         raise ReleaseNotPending()
     if not approve:
         after = replace(release, state=ReleaseState.REJECTED, decided_by=operator, decided_at=now, reason=reason)
-        store.decide(deps.db, release, after, skill=None, latest_sort=None)
+        store.decide(deps.db, release, after, skill=None, latest_sort=None,
+                     extra=[_review_audit(deps.db, operator, after, now)])
         return after
     after = replace(release, state=ReleaseState.PUBLISHED, decided_by=operator, decided_at=now, reason=reason,
                     published_at=now)
@@ -233,7 +279,8 @@ def decide(deps: PackageDeps, operator: str, release_id: str, *, approve: bool, 
         latest_version=release.version, latest_release_id=release.release_id, display_name=release.display_name,
         description=release.description, permissions=release.permissions, published_at=now,
     ) if newest else None
-    store.decide(deps.db, release, after, skill=skill, latest_sort=latest_sort)
+    store.decide(deps.db, release, after, skill=skill, latest_sort=latest_sort,
+                 extra=[_review_audit(deps.db, operator, after, now)])
     return after
 
 

@@ -18,6 +18,7 @@ the index read (`state`, `version`, `publisherId`, `latestSort`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
@@ -75,22 +76,23 @@ def get_publisher(db: Db, publisher_id: str) -> tuple[Publisher, int] | None:
     return None if raw is None else (_record(raw, Publisher), int(raw["version"]))
 
 
-def create_publisher(db: Db, publisher: Publisher) -> None:
+def create_publisher(db: Db, publisher: Publisher, *, extra: Sequence[Op] = ()) -> None:
     try:
         transact(db, [Op("publisher", {"Put": {
             "TableName": db.tables.catalog, "Item": _publisher_item(publisher, 1),
-            "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"}}})])
+            "ConditionExpression": "attribute_not_exists(#pk)", "ExpressionAttributeNames": {"#pk": "pk"}}}),
+            *extra])
     except TransactionFailed as failed:
         raise AlreadyExists("a publisher with this id is registered") from failed
 
 
-def replace_publisher(db: Db, publisher: Publisher, *, expected_version: int) -> None:
+def replace_publisher(db: Db, publisher: Publisher, *, expected_version: int, extra: Sequence[Op] = ()) -> None:
     try:
         transact(db, [Op("publisher", {"Put": {
             "TableName": db.tables.catalog, "Item": _publisher_item(publisher, expected_version + 1),
             "ConditionExpression": "attribute_exists(#pk) AND #version = :expected",
             "ExpressionAttributeNames": {"#pk": "pk", "#version": "version"},
-            "ExpressionAttributeValues": {":expected": to_value(expected_version)}}})])
+            "ExpressionAttributeValues": {":expected": to_value(expected_version)}}}), *extra])
     except TransactionFailed as failed:
         raise VersionConflict("the publisher changed meanwhile; read it again") from failed
 
@@ -117,7 +119,7 @@ def _version_item(release: Release) -> dict[str, Any]:
                     "releaseId": release.release_id, "version": release.version, "state": release.state.value})
 
 
-def submit(db: Db, release: Release) -> None:
+def submit(db: Db, release: Release, *, extra: Sequence[Op] = ()) -> None:
     """The release, its version's claim and the skill's owner, in one transaction: a version is submitted once,
     and a skill id is one publisher's."""
     ops = [
@@ -134,6 +136,7 @@ def submit(db: Db, release: Release) -> None:
             "ExpressionAttributeNames": {"#pk": "pk", "#publisher": "publisherId", "#trust": "trustLevel"},
             "ExpressionAttributeValues": {":publisher": to_value(release.publisher_id),
                                           ":trust": to_value(release.trust_level.value)}}}),
+        *extra,
     ]
     try:
         transact(db, ops)
@@ -182,7 +185,8 @@ def get_skill(db: Db, skill_id: str) -> tuple[CatalogSkill | None, str | None]:
     return _record(raw, CatalogSkill), raw.get("latestSort")
 
 
-def decide(db: Db, before: Release, after: Release, *, skill: CatalogSkill | None, latest_sort: str | None) -> None:
+def decide(db: Db, before: Release, after: Release, *, skill: CatalogSkill | None, latest_sort: str | None,
+           extra: Sequence[Op] = ()) -> None:
     """A checked release decided: its new state, its version's, and (published as the newest) the catalog's
     skill, in one transaction; `latest_sort` is what the skill's newest published version was when read."""
     ops = [
@@ -204,6 +208,7 @@ def decide(db: Db, before: Release, after: Release, *, skill: CatalogSkill | Non
         if latest_sort is not None:
             put["ExpressionAttributeValues"] = {":latest": to_value(latest_sort)}
         ops.append(Op("skill", {"Put": put}))
+    ops.extend(extra)
     try:
         transact(db, ops)
     except TransactionFailed as failed:
