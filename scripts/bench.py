@@ -12,7 +12,8 @@ memory ranking and the background scheduler, printed as one report with figures 
 Sections: cold, mcp (McpFunction against a bare MCP server), requests, latency, ranking, scheduler, automation,
 scale (a burst of reminders and automation slots drained through the dispatcher's shard tasks), page (the Skills page's first load), capabilities (catalog, protocol, create over HTTP), hosted (a proxied hosted tool call against a direct one, and its DynamoDB requests), validation (a hosted
 call's argument check on the caps' worst case, budget 50 ms), sandbox (code tools: the runtime's cold import, a
-trivial tool's cold call, compiled or precompiled, and its warm call). The script asserts
+trivial tool's cold call, compiled or precompiled, and its warm call), packages (the catalog listing's DynamoDB
+requests and ms a page, and the verification of the largest allowed package). The script asserts
 nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
@@ -34,7 +35,7 @@ from importlib import metadata
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
 SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation", "scale", "page",
-            "capabilities", "hosted", "validation", "sandbox")
+            "capabilities", "hosted", "validation", "sandbox", "packages")
 
 
 def _load() -> str:
@@ -195,6 +196,11 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_hosted.run(report, dynamo, quick=args.quick, dynamodb_delay_ms=args.dynamodb_delay_ms)
 
+    def packages() -> None:
+        from scripts import bench_packages
+
+        bench_packages.run(report, dynamo, quick=args.quick)
+
     def validation() -> None:
         from scripts import bench_validation
 
@@ -208,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
     runners: dict[str, Callable[[], None]] = {
         "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
         "automation": automation, "scale": scale, "page": page, "capabilities": capabilities,
-        "hosted": hosted, "validation": validation, "sandbox": sandbox,
+        "hosted": hosted, "validation": validation, "sandbox": sandbox, "packages": packages,
     }
     try:
         for name in args.only:

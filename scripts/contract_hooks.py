@@ -36,6 +36,9 @@ ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 STATE_FIELDS: dict[str, frozenset[str]] = {
     # A cursor is opaque: only one the server minted for this list names a place in it.
     "cursor": frozenset({"GET"}),
+    # A publisher's key: a schema states the PEM text's shape and length, not that the DER inside is an Ed25519
+    # SubjectPublicKeyInfo (docs/packages.md).
+    "publicKey": frozenset({"POST /rpc/admin/publishers", "POST /rpc/admin/publishers/{publisherId}/keys"}),
     # An answer names a gap of the draft's current revision, which only the stored draft knows.
     "answers/*/gapId": frozenset({"POST /rpc/user-capability-drafts/{draftId}/generate"}),
 }

@@ -4,7 +4,7 @@
 2. a token for a fresh user, with the admin group so the operator routes are reachable, and the world that
    makes operations reachable: the profile, two agents, memories, grants, a background job, automation jobs,
    a group conversation, a capability draft, a hosted endpoint on a real MCP test server over HTTPS
-   (tests/hosted_server.py) (their ids reach schemathesis.toml through SKILLS_CONTRACT_* variables);
+   (tests/hosted_server.py), a publisher with a published and a checked release (their ids reach schemathesis.toml through SKILLS_CONTRACT_* variables);
 3. `schemathesis run openapi.json --checks all` over every operation, with a fixed number of examples per
    operation and a fixed seed, so a CI run is bounded and a failure reproduces with the same command;
 4. the figures (operations, test cases, failures, time), and everything it started is stopped.
@@ -105,6 +105,27 @@ def pending_approval(stack_env: dict[str, str], user: str, endpoint_id: str) -> 
                            client_call_id="contract-call", now=datetime.now(UTC),
                            binding=EndpointBinding(endpoint_version=1, snapshot_fingerprint="0" * 64))
     return approval.approval_id
+
+
+def catalog_world(client: Client, user: str) -> dict[str, str]:
+    """A publisher (the run's user is its account), a published version of a skill and a checked one waiting
+    for review, signed with the publisher's key (docs/packages.md)."""
+    from tests import package_support as packages
+
+    keys = packages.KeyPair()
+    client.call("POST", "/rpc/admin/publishers", {"publisherId": "contract-pub", "displayName": "Contract",
+                                                  "userId": user, "trustLevel": "community",
+                                                  "publicKey": keys.pem}, status=201)
+    released: dict[str, str] = {}
+    for version in ("1.0.0", "1.1.0"):
+        data = packages.package_zip("contract-skill", version=version, publisher="contract-pub")
+        release = client.call("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)},
+                              status=201)
+        released[version] = release["releaseId"]
+    client.call("POST", f"/rpc/admin/releases/{released['1.0.0']}/decision",
+                {"decision": "approve", "reason": "contract"})
+    return {"SKILLS_CONTRACT_PUBLISHER_ID": "contract-pub", "SKILLS_CONTRACT_KEY_ID": keys.key_id,
+            "SKILLS_CONTRACT_RELEASE_ID": released["1.1.0"], "SKILLS_CONTRACT_SKILL_ID": "contract-skill"}
 
 
 def build_world(client: Client, hosted_url: str) -> dict[str, str]:
@@ -295,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         user = f"contract-{uuid.uuid4().hex[:12]}"
         token = issue_token(user, admin=True, secret=secret, ttl_seconds=3 * 3600)
         world = build_world(Client(stack.url, token), hosted.url())
+        world |= catalog_world(Client(stack.url, token), user)
         world["SKILLS_CONTRACT_APPROVAL_ID"] = pending_approval(
             stack.env, user, world["SKILLS_CONTRACT_HOSTED_ENDPOINT_ID"])
         document = json.loads(DOCUMENT.read_text(encoding="utf-8"))

@@ -367,6 +367,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     tables = ensure_tables(client(endpoint))
     os.environ.update(function_env(tables, endpoint))
+    # The catalog's package bytes, where `make dev` keeps them (skillcore_local/stack.py).
+    data_dir = Path(os.environ.get("SKILLS_LOCAL_DATA_DIR") or ".local")
+    os.environ.setdefault("SKILLS_LOCAL_PACKAGE_DIR", str(data_dir / "packages"))
     result = registry.invoke(args.function, event)
     print(json.dumps(result, indent=2, ensure_ascii=False, default=str))
     return 0

@@ -136,6 +136,8 @@ class LocalStack:
             # Where the local key of hosted endpoint secrets lives (hosted/secrets.py): the data directory, or a
             # directory of this run's own when the data is in memory.
             self.env["SKILLS_LOCAL_DATA_DIR"] = str(self.data_dir or Path(tempfile.mkdtemp(prefix="skillcore-keys-")))
+            # The catalog's package bytes: the local adapter of S3 (skillcore/packages/blobs.py), a directory.
+            self.env["SKILLS_LOCAL_PACKAGE_DIR"] = str(Path(self.env["SKILLS_LOCAL_DATA_DIR"]) / "packages")
             self.apply_env()
             ensure_layer_on_path()
             self.gateway.start()

@@ -166,7 +166,7 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
     </header>
     <nav class="sections" aria-label=${t("app.nav")}>
       <ul>
-        ${SECTIONS.map(
+        ${SECTIONS.filter((section) => !section.admin || (who && (who["cognito:groups"] || []).includes("admin"))).map(
           (section) =>
             html`<li><a href=${`#/${section.id}`} aria-current=${section.id === route.id ? "page" : undefined}>${t(`nav.${section.id}`)}${counts[section.id] > 0 &&
               html` <span class="badge" data-testid=${`nav-count-${section.id}`}><span aria-hidden="true">${counts[section.id]}</span><span class="visually-hidden">${t("nav.count", { n: counts[section.id] })}</span></span>`}</a></li>`,

@@ -27,4 +27,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
         # HostedFunction seals endpoint secrets with the template's KMS key (moto's here).
         key = boto3.client("kms", region_name="us-east-1").create_key(Description="hosted endpoint secrets")
         monkeypatch.setenv("SKILLS_HOSTED_KEY_ID", key["KeyMetadata"]["KeyId"])
+        # The catalog's package bytes go to the template's bucket (moto's here), through the S3 adapter.
+        boto3.client("s3", region_name="us-east-1").create_bucket(Bucket="skillcore-packages-test")
+        monkeypatch.setenv("SKILLS_PACKAGE_BUCKET", "skillcore-packages-test")
         yield tables

@@ -203,8 +203,49 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     answer = {"gapId": draft["gaps"][0]["gapId"], "binding": {k: binding[k] for k in (
         "name", "hostProfile", "mcpServerId", "mcpToolName", "inputSchema")}}
     assert rpc(cap("POST", f"{drafts}/generate", {"answers": [answer]}))[0] == 200
-    assert rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))[0] == 201
+    status, confirmed = rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))
+    assert status == 201
     assert rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))[0] == 409
+
+    # Packages, publishers, release review and the catalog (package bytes in moto's S3, through the S3 adapter).
+    from tests import package_support as packages
+
+    def pkg(method: str, path: str, body: Any = None, query: dict[str, str] | None = None, *,
+            user: str = "user-alice", admin: bool = False) -> dict[str, Any]:
+        event = at(path, load_event("rpc_create_user_capability.json", body=body, query=query, user=user,
+                                    groups="[admin]" if admin else None))
+        event["requestContext"]["http"]["method"] = method
+        if body is None:
+            event["body"] = None
+        return event
+
+    exported = rpc(pkg("GET", f"/rpc/user-capabilities/{confirmed['userCapabilityId']}/package"))
+    assert exported[0] == 200
+    assert rpc(pkg("POST", "/rpc/user-capability-packages", {"package": exported[1]["package"]}, user="user-bob"))[0] == 201
+    keys = packages.KeyPair()
+    publisher = {"publisherId": "conform-pub", "displayName": "Conform", "userId": "user-alice",
+                 "trustLevel": "community", "publicKey": keys.pem}
+    assert rpc(pkg("POST", "/rpc/admin/publishers", publisher, admin=True))[0] == 201
+    assert rpc(pkg("POST", "/rpc/admin/publishers", publisher, admin=True))[0] == 409
+    assert rpc(pkg("GET", "/rpc/admin/publishers", admin=True))[0] == 200
+    data = packages.package_zip("conform-skill", publisher="conform-pub")
+    assert rpc(pkg("POST", "/rpc/releases", {"package": packages.b64(data)}))[0] == 422  # signature_invalid
+    status, release = rpc(pkg("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)}))
+    assert status == 201 and release["state"] == "checked"
+    assert rpc(pkg("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)}))[0] == 409
+    assert rpc(pkg("GET", f"/rpc/releases/{release['releaseId']}"))[0] == 200
+    assert rpc(pkg("GET", "/rpc/admin/releases", admin=True))[0] == 200
+    assert rpc(pkg("GET", f"/rpc/admin/releases/{release['releaseId']}", admin=True))[0] == 200
+    decision = f"/rpc/admin/releases/{release['releaseId']}/decision"
+    assert rpc(pkg("POST", decision, {"decision": "approve", "reason": "ok"}, admin=True))[0] == 200
+    assert rpc(pkg("POST", decision, {"decision": "reject", "reason": "late"}, admin=True))[0] == 409
+    assert rpc(pkg("GET", "/rpc/catalog"))[0] == 200
+    assert rpc(pkg("GET", "/rpc/catalog/conform-skill"))[0] == 200
+    status, download = rpc(pkg("GET", "/rpc/catalog/conform-skill/package"))
+    assert status == 200 and download["sha256"] == release["sha256"]
+    rotated = {"publicKey": packages.KeyPair().pem, "revokeOthers": False}
+    assert rpc(pkg("POST", "/rpc/admin/publishers/conform-pub/keys", rotated, admin=True))[0] == 201
+    assert rpc(pkg("POST", f"/rpc/admin/publishers/conform-pub/keys/{keys.key_id}/revoke", admin=True))[0] == 200
 
     # Approvals (HostedFunction): one asked for as a hosted call would, listed, decided, refused the second time.
     from skillcore.approvals import service as approvals

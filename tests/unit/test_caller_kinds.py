@@ -162,6 +162,11 @@ DECISIONS = {
     ("PATCH", "/rpc/hosted-endpoints/{endpointId}"): "person",
     ("POST", "/rpc/hosted-endpoints/{endpointId}/snapshot/accept"): "person",
     ("POST", "/rpc/user-capabilities/{userCapabilityId}/activate"): "person",
+    # operators' decisions on publishers and releases (docs/packages.md)
+    ("POST", "/rpc/admin/publishers"): "person",
+    ("POST", "/rpc/admin/publishers/{publisherId}/keys"): "person",
+    ("POST", "/rpc/admin/publishers/{publisherId}/keys/{keyId}/revoke"): "person",
+    ("POST", "/rpc/admin/releases/{releaseId}/decision"): "person",
 }
 
 

@@ -24,18 +24,21 @@ LAYER = ROOT / "layers" / "skillcore"
 README_MAX_LINES = 250
 
 # Folders and files at the repository's root that a backticked path may start with.
-ROOT_DIRS = ("layers/", "functions/", "web/", "tests/", "scripts/", "skillcore_local/", "events/", "docs/", ".ci/")
+ROOT_DIRS = ("layers/", "functions/", "web/", "tests/", "scripts/", "skillcore_local/", "skillcore_pack/", "events/", "docs/",
+             ".ci/")
 ROOT_FILES = {
     "Makefile", "template.yaml", "package.json", "package-lock.json", "openapi.json", "pyproject.toml",
     "requirements-dev.txt", "samconfig.toml", "schemathesis.toml", "README.md", ".gitignore",
 }
 # `skillcore/…` is short for the layer's package, as `import skillcore` reads it.
 LAYER_SHORT = "skillcore/"
-PY_ROOTS = ("skillcore", "skillcore_local", "scripts")
+PY_ROOTS = ("skillcore", "skillcore_local", "skillcore_pack", "scripts")
 
 FENCE = re.compile(r"^(```|~~~)")
 SPAN = re.compile(r"`([^`\n]+)`")
 _ROOTS = "|".join(PY_ROOTS)
+# Names that read like a dotted symbol but are not one: a skill package's manifest file (docs/packages.md).
+NOT_SYMBOLS = {"skillcore.json"}
 DOTTED = re.compile(rf"^((?:{_ROOTS})(?:\.[A-Za-z_][A-Za-z0-9_]*)+)(?:\(\))?$")
 PYTHON_M = re.compile(rf"python3? -m ((?:{_ROOTS})(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 MAKE = re.compile(r"(?:^|[\s;(&|`])make (?:-s )?([a-z][a-z0-9_-]*)")
@@ -148,7 +151,7 @@ def test_every_named_symbol_path_and_make_target_exists() -> None:
     for doc in documents():
         for number, text in spans(doc):
             where = f"{rel(doc)}:{number}"
-            dotted = DOTTED.match(text)
+            dotted = DOTTED.match(text) if text not in NOT_SYMBOLS else None
             if dotted and not resolves(dotted.group(1)):
                 bad.append(f"{where}: `{text}` does not resolve")
             for module in PYTHON_M.findall(text):

@@ -17,7 +17,8 @@ from pathlib import Path
 
 LAYER = Path(__file__).resolve().parents[2] / "layers" / "skillcore" / "skillcore"
 AWS = {"boto3", "botocore"}
-AWS_ALLOWED = ("db/", "model/bedrock.py", "model/factory.py", "hosted/aws_kms.py", "work/sqs_queue.py")
+AWS_ALLOWED = ("db/", "model/bedrock.py", "model/factory.py", "hosted/aws_kms.py", "work/sqs_queue.py",
+               "packages/s3_blobs.py")
 ABOVE_API = ("api/", "bootstrap.py")
 
 

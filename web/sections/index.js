@@ -15,6 +15,8 @@ export const SECTIONS = [
   { id: "memories", load: () => import("./memories/index.js") },
   { id: "agents", load: () => import("./agents/index.js") },
   { id: "activity", load: () => import("./activity/index.js") },
+  // Operators only (the admin group): the navigation shows it to them alone.
+  { id: "operators", admin: true, load: () => import("./operators/index.js") },
 ];
 
 register({
@@ -29,6 +31,7 @@ register({
     "nav.memories": "记忆",
     "nav.agents": "Agent 与聊天",
     "nav.activity": "活动",
+    "nav.operators": "运营",
   },
   en: {
     "nav.skills": "Skills",
@@ -41,5 +44,6 @@ register({
     "nav.memories": "Memories",
     "nav.agents": "Agents and chat",
     "nav.activity": "Activity",
+    "nav.operators": "Operators",
   },
 });

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillcore.api.routes_capabilities import CapabilityRouteDeps
     from skillcore.api.routes_core import CoreDeps
     from skillcore.api.routes_hosted import HostedRouteDeps
+    from skillcore.api.routes_packages import PackageRouteDeps
     from skillcore.api.routes_skills import SkillDeps
     from skillcore.api.toolbox import Toolbox
     from skillcore.approvals.models import Approval
@@ -44,6 +45,7 @@ if TYPE_CHECKING:
     from skillcore.limits.service import Limiter
     from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
+    from skillcore.packages.service import PackageDeps
     from skillcore.settings import Settings
     from skillcore.skills.builtin import Skills
     from skillcore.work.drain import DueProbe
@@ -57,6 +59,7 @@ GROUP_DEPS: dict[str, str] = {
     "skillcore.api.routes_skills": "skill_routes",
     "skillcore.api.routes_automation": "skill_routes",
     "skillcore.api.routes_capabilities": "capability_routes",
+    "skillcore.api.routes_packages": "package_routes",
     "skillcore.api.routes_chat": "chat_routes",
     "skillcore.api.routes_approvals": "approval_routes",
     "skillcore.api.routes_hosted": "hosted_routes",
@@ -231,6 +234,28 @@ class Root:
 
         return HostedChatBranch(self.db, lambda: self.hosted)
 
+    @cached_property
+    def packages(self) -> PackageDeps:
+        """The catalog: its table, the package bytes' store (S3 in AWS, a directory locally: built by the first
+        request that stores or reads a package) and the built-in manifests the release check reads."""
+        from skillcore.packages.service import PackageDeps
+
+        settings = self.settings
+
+        @functools.cache
+        def blobs() -> Any:
+            if settings.package_bucket:
+                from skillcore.packages.s3_blobs import S3Blobs
+
+                return S3Blobs(settings.package_bucket, settings.region)
+            if settings.local_package_dir:
+                from skillcore.packages.blobs import DirectoryBlobs
+
+                return DirectoryBlobs(settings.local_package_dir)
+            raise RuntimeError("no package store: set SKILLS_PACKAGE_BUCKET (or SKILLS_LOCAL_PACKAGE_DIR locally)")
+
+        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()})
+
     # -- the route groups' collaborators (GROUP_DEPS)
     @cached_property
     def core_routes(self) -> CoreDeps:
@@ -258,6 +283,12 @@ class Root:
 
         return CapabilityRouteDeps(capabilities=self.capabilities, catalog=self.catalog, clock=self.clock,
                                    drafts=self.drafts)
+
+    @cached_property
+    def package_routes(self) -> PackageRouteDeps:
+        from skillcore.api.routes_packages import PackageRouteDeps
+
+        return PackageRouteDeps(packages=self.packages, capabilities=self.capabilities, clock=self.clock)
 
     @cached_property
     def chat_routes(self) -> ChatDeps:

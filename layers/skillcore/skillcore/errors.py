@@ -442,3 +442,84 @@ class HostCallDenied(SandboxFailure):
     code = "host_call_denied"
     status = 403
     default_message = "the code tool called a host function it may not call"
+
+# -- packages, publishers and the catalog (skillcore/packages/, docs/packages.md) ---------------------
+
+class PackageInvalidDetails(TypedDict):
+    """`path`: the file that is wrong, as it stands in the package (`skillcore.json`, `evals/basic.json`), with
+    a JSON Pointer after `#` when a field inside it is (`skillcore.json#/permissions/0/riskLevel`); "" for the
+    archive as a whole. `rule`: a stable machine name of the rule it broke (`too_many_files`, `path_traversal`,
+    `symlink`, ...). Never a value from the package."""
+
+    path: str
+    rule: str
+
+
+class PackageInvalid(RuleViolation):
+    """A package (a zip of a skill folder) that does not fit the package format or its limits."""
+
+    code = "package_invalid"
+    default_message = "the package is not valid"
+    details: PackageInvalidDetails
+
+    def __init__(self, message: str | None = None, *, path: str, rule: str) -> None:
+        super().__init__(message, PackageInvalidDetails(path=path, rule=rule))
+
+
+class SignatureInvalidDetails(TypedDict):
+    """`reason`: `missing` (no signature), `malformed` (not a signature file), `digest_mismatch` (signed another
+    package: tampered) or `bad_signature` (the key did not sign this digest)."""
+
+    reason: str
+
+
+class SignatureInvalid(RuleViolation):
+    code = "signature_invalid"
+    default_message = "the package's signature is not valid"
+    details: SignatureInvalidDetails
+
+    def __init__(self, message: str | None = None, *, reason: str) -> None:
+        super().__init__(message, SignatureInvalidDetails(reason=reason))
+
+
+class PublisherUnknownDetails(TypedDict):
+    """`reason`: `not_registered` (the package names no registered publisher), `not_publisher` (the caller is not
+    that publisher's account) or `key_not_registered` (signed with a key that publisher never registered)."""
+
+    reason: str
+
+
+class PublisherUnknown(RuleViolation):
+    code = "publisher_unknown"
+    default_message = "the package's publisher is not a registered publisher, or not the signer"
+    details: PublisherUnknownDetails
+
+    def __init__(self, message: str | None = None, *, reason: str) -> None:
+        super().__init__(message, PublisherUnknownDetails(reason=reason))
+
+
+class KeyRevokedDetails(TypedDict):
+    keyId: str
+
+
+class KeyRevoked(RuleViolation):
+    code = "key_revoked"
+    default_message = "the package was signed with a revoked key"
+    details: KeyRevokedDetails
+
+    def __init__(self, message: str | None = None, *, key_id: str) -> None:
+        super().__init__(message, KeyRevokedDetails(keyId=key_id))
+
+
+class SkillIdTaken(Conflict):
+    """A skill id is a built-in's, or another publisher's: a publisher submits only versions of its own skills."""
+
+    code = "skill_id_taken"
+    default_message = "this skill id belongs to a built-in skill or to another publisher"
+
+
+class ReleaseNotPending(Conflict):
+    """Approving or rejecting a release that is not waiting for review (already decided, or its checks failed)."""
+
+    code = "release_not_pending"
+    default_message = "this release is not waiting for review"

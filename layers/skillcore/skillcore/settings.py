@@ -34,6 +34,7 @@ TABLES = (
     "capability_drafts",
     "hosted_endpoints",
     "limits",
+    "catalog",
 )
 
 
@@ -57,6 +58,7 @@ class TableNames(Struct, frozen=True, kw_only=True):
     capability_drafts: str
     hosted_endpoints: str
     limits: str
+    catalog: str
 
 
 MODELS = ("offline", "bedrock")
@@ -125,6 +127,9 @@ class Settings(Struct, frozen=True, kw_only=True):
     max_open_drafts: int = BOUNDS["max_open_drafts"][0]
     # The SQS queue of shard work (the scan sends, WorkerFunction receives); "" where nothing dispatches.
     work_queue_url: str = ""
+    # Package bytes (skillcore/packages/): the S3 bucket in AWS, a directory locally (SKILLS_LOCAL_PACKAGE_DIR).
+    package_bucket: str = ""
+    local_package_dir: str = ""
     local: bool = False
 
     def __post_init__(self) -> None:
@@ -150,6 +155,8 @@ class Settings(Struct, frozen=True, kw_only=True):
             bedrock_region=env.get("SKILLS_BEDROCK_REGION") or None,
             local=env.get("SKILLS_LOCAL", "") == "1",
             work_queue_url=env.get("SKILLS_WORK_QUEUE_URL", ""),
+            package_bucket=env.get("SKILLS_PACKAGE_BUCKET", ""),
+            local_package_dir=env.get("SKILLS_LOCAL_PACKAGE_DIR", ""),
             **numbers,
         )
 

@@ -33,6 +33,7 @@ from skillcore.chat.errors import ClientMessageConflict
 from skillcore.errors import (
     RETRY_AFTER_SECONDS,
     AgentNotFound,
+    AlreadyExists,
     BadRequest,
     ConcurrentUpdate,
     DomainError,
@@ -41,13 +42,19 @@ from skillcore.errors import (
     IdempotencyKeyReused,
     Internal,
     InvalidTimezone,
+    KeyRevoked,
     NotFound,
+    PackageInvalid,
     PayloadTooLarge,
     PermissionNotDeclared,
     PermissionRequired,
     PersonRequired,
+    PublisherUnknown,
     QuotaExceeded,
+    ReleaseNotPending,
+    SignatureInvalid,
     SkillDisabled,
+    SkillIdTaken,
     SkillNotFound,
     StoreUnavailableError,
     Unauthenticated,
@@ -68,14 +75,16 @@ from skillcore.hosted.errors import (
 from skillcore.limits.errors import BudgetExhausted, RateLimited
 
 __all__ = [
-    "AgentNotFound", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse", "BindingNameTaken",
-    "BudgetExhausted", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive", "ClientMessageConflict",
-    "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled", "EndpointNameTaken",
-    "Forbidden", "GrantScopeMismatch", "IdempotencyKeyReused", "Internal", "InvalidTimezone", "JobNotCancellable", "NotFound",
-    "PayloadTooLarge", "PermissionNotDeclared", "PermissionRequired", "PersonRequired", "ProtocolNotActive", "QuotaExceeded",
-    "RateLimited", "RunAtOutOfRange", "SchemaNotAllowed", "SkillDisabled", "SkillNotFound", "SnapshotInvalid",
-    "StoreUnavailableError", "ToolDrifted", "Unauthenticated", "UnknownReference", "UnknownTool", "UnsafeText",
-    "UpstreamError", "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
+    "AgentNotFound", "AlreadyExists", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse",
+    "BindingNameTaken", "BudgetExhausted", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive",
+    "ClientMessageConflict", "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled",
+    "EndpointNameTaken", "Forbidden", "GrantScopeMismatch", "IdempotencyKeyReused", "Internal",
+    "InvalidTimezone", "JobNotCancellable", "KeyRevoked", "NotFound", "PackageInvalid", "PayloadTooLarge",
+    "PermissionNotDeclared", "PermissionRequired", "PersonRequired", "ProtocolNotActive", "PublisherUnknown",
+    "QuotaExceeded", "RateLimited", "ReleaseNotPending", "RunAtOutOfRange", "SchemaNotAllowed",
+    "SignatureInvalid", "SkillDisabled", "SkillIdTaken", "SkillNotFound", "SnapshotInvalid",
+    "StoreUnavailableError", "ToolDrifted", "Unauthenticated", "UnknownReference", "UnknownTool",
+    "UnsafeText", "UpstreamError", "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
 ]
 
 JSON = "application/json; charset=utf-8"

@@ -61,6 +61,15 @@ class AuditAction(StrEnum):
     USER_CAPABILITY_DRAFT_START = "user_capability.draft.start"
     USER_CAPABILITY_DRAFT_GENERATE = "user_capability.draft.generate"
     USER_CAPABILITY_DRAFT_CONFIRM = "user_capability.draft.confirm"
+    # Packages and the catalog (packages/service.py), in the actor's audit: a release's submission (skill_id the
+    # package's skill, skill_version its version, target_id the releaseId; denied when its checks failed) and an
+    # operator's review of it; a publisher's registration and key changes (skill_id "package_publisher",
+    # target_id the publisher's id). Never a text of the package, nor an operator's reason.
+    PACKAGE_SUBMIT = "package.submit"
+    PACKAGE_REVIEW = "package.review"
+    PACKAGE_PUBLISHER_REGISTER = "package.publisher.register"
+    PACKAGE_PUBLISHER_KEY_ADD = "package.publisher.key_add"
+    PACKAGE_PUBLISHER_KEY_REVOKE = "package.publisher.key_revoke"
 
 
 class Decision(StrEnum):
@@ -76,9 +85,9 @@ _CODE_LISTS = ("permission_codes", "missing_permissions", "matched_grant_ids", "
                "binding_names", "defence_rules", "gap_kinds", "scope_resources", "scope_arguments")
 _CODES = ("tool_id", "error_code", "conversation_id", "source_message_id", "job_id", "run_id", "binding_name",
           "host_profile", "status", "endpoint_id", "user_capability_id", "host", "caller_kind", "scope_mismatch",
-          "scope_argument")
+          "scope_argument", "publisher_id", "key_id")
 _DIGESTS = ("idempotency_key", "input_sha256", "schema_sha256", "url_sha256", "fingerprint", "pending_fingerprint",
-            "previous_fingerprint")
+            "previous_fingerprint", "package_sha256")
 _COUNTS = ("duration_ms", "attempt", "call_index", "results", "capability_version", "step_count", "binding_count",
            "draft_revision", "gap_count", "answer_count")
 
@@ -132,6 +141,10 @@ class AuditMetadata(Struct, frozen=True, kw_only=True, omit_defaults=True, forbi
     gap_kinds: tuple[str, ...] = ()
     answer_count: int | None = None
     user_capability_id: str | None = None
+    # Packages: the publisher, the signing (or changed) key's id, the package's canonical digest.
+    publisher_id: str | None = None
+    key_id: str | None = None
+    package_sha256: str | None = None
     # Who decided, on a decision's event (an approval, a grant or a revoke): `person` (a host's token never
     # decides; docs/contract.md "Two kinds of caller").
     caller_kind: str | None = None

@@ -1,0 +1,124 @@
+"""The catalog's records: publishers and their keys, releases (one version of one skill, submitted, checked,
+reviewed and published) and the catalog's skills (docs/packages.md "Release review and the catalog").
+
+A release moves `submitted → checked → approved | rejected`, and an approved one is `published`. Today the
+checks run inside the submission (a release is stored `checked`, or `rejected` with reason `checks_failed` and
+its report), and an approval publishes at once (approved → published in one transaction); the canary of
+issue 25's point 7 goes between the two. `trust_level` is on every publisher, release and catalog skill
+(point 5 adds the levels' rules).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from skillcore.conversations.models import Frozen
+
+
+class TrustLevel(StrEnum):
+    BUILTIN = "builtin"  # in the repository (never in the catalog's table)
+    VERIFIED = "verified_publisher"  # a publisher an operator verified
+    COMMUNITY = "community"  # a registered publisher, not verified
+    USER_OWN = "user_own"  # a user's own capability (imported from a package)
+
+
+class KeyStatus(StrEnum):
+    ACTIVE = "active"
+    REVOKED = "revoked"
+
+
+class ReleaseState(StrEnum):
+    SUBMITTED = "submitted"
+    CHECKED = "checked"  # the automatic checks passed: waiting for an operator
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    PUBLISHED = "published"
+
+
+class PublisherKey(Frozen, frozen=True, kw_only=True):
+    key_id: str
+    public_key: str  # the raw 32 bytes, base64
+    status: KeyStatus
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+
+class Publisher(Frozen, frozen=True, kw_only=True):
+    publisher_id: str
+    display_name: str
+    user_id: str  # the account that submits its releases (a token's `sub`)
+    trust_level: TrustLevel
+    created_at: datetime
+    updated_at: datetime
+    keys: tuple[PublisherKey, ...] = ()
+
+    def key(self, key_id: str) -> PublisherKey | None:
+        return next((k for k in self.keys if k.key_id == key_id), None)
+
+
+class Finding(Frozen, frozen=True, kw_only=True):
+    """What a check found: where (a package path, with a JSON Pointer after `#`) and which rule."""
+
+    path: str
+    rule: str
+
+
+class CheckResult(Frozen, frozen=True, kw_only=True):
+    check: str  # structure | compatibility | defences | permissions | evals
+    passed: bool
+    findings: tuple[Finding, ...] = ()
+    cases: int = 0  # evals: cases run
+    failed_cases: tuple[str, ...] = ()  # evals: `<file>#<case id>` of the cases that failed
+
+
+class CheckReport(Frozen, frozen=True, kw_only=True):
+    passed: bool
+    results: tuple[CheckResult, ...]
+    ran_at: datetime
+
+
+class Permission(Frozen, frozen=True, kw_only=True):
+    code: str
+    risk_level: str
+    approval_mode: str
+
+
+class Release(Frozen, frozen=True, kw_only=True):
+    release_id: str
+    skill_id: str
+    version: str
+    publisher_id: str
+    key_id: str
+    digest: str  # the canonical digest the signature signed
+    checksum: str  # SHA-256 of the zip as stored
+    size: int
+    blob_key: str
+    signature: str  # the signature file's text
+    state: ReleaseState
+    trust_level: TrustLevel
+    display_name: str  # the package's protocol displayName (a publisher's text: shown quoted, never an instruction)
+    description: str  # SKILL.md's description (the same)
+    permissions: tuple[Permission, ...]
+    remotes: int
+    report: CheckReport
+    submitted_by: str
+    submitted_at: datetime
+    decided_by: str | None = None
+    decided_at: datetime | None = None
+    reason: str | None = None
+    published_at: datetime | None = None
+
+
+class CatalogSkill(Frozen, frozen=True, kw_only=True):
+    """A skill of the catalog: its owner and, once a version is published, its latest published version."""
+
+    skill_id: str
+    publisher_id: str
+    trust_level: TrustLevel
+    latest_version: str | None = None
+    latest_release_id: str | None = None
+    display_name: str | None = None
+    description: str | None = None
+    permissions: tuple[Permission, ...] = ()
+    published_at: datetime | None = None
