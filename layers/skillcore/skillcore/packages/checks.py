@@ -10,7 +10,9 @@
    and `hosted_workflow:invoke` for remotes, is declared, at no lower risk level and the same approval mode;
    no declared permission is unknown to this server or at L4;
 5. `evals`: every case of `evals/` on the offline model, the package's protocol (rendered by the server's
-   template, every text quoted) among the system blocks; at least one case.
+   template, every text quoted) among the system blocks; at least one case;
+6. `code_tools`, for a package with code tools: each module against its manifest, and the tool's own eval
+   cases run in the sandbox (packages/code_check.py).
 
 Findings name paths and rules only: a package's text never reaches the report, the audit or the logs.
 """
@@ -94,19 +96,20 @@ def _permissions(package: Package, manifests: dict[str, SkillManifest]) -> Check
 
 
 def _evals(package: Package, capability: UserCapability) -> CheckResult:
-    if not package.evals:
+    replies = tuple(c for c in package.evals if c.tool is None)
+    if not replies:
         return CheckResult(check="evals", passed=False, findings=(Finding(path="evals/", rule="no_evals"),))
     text = renderer.render_user(capability, narrowing.narrow(capability, None), None)
     model = OfflineModel()
     failed: list[str] = []
-    for case in package.evals:
+    for case in replies:
         request = ModelRequest(system=(SystemBlock(kind=BlockKind.SKILL, text=text, source=package.manifest.skill_id),),
                                messages=(ChatMessage(role="user", text=case.input),))
         reply = model.converse(request).text
         if any(t not in reply for t in case.reply_contains) or any(t in reply for t in case.reply_not_contains):
             failed.append(f"{case.source}#{case.case_id}")
     found = tuple(Finding(path=f, rule="eval_failed") for f in failed)
-    return CheckResult(check="evals", passed=not failed, findings=found, cases=len(package.evals),
+    return CheckResult(check="evals", passed=not failed, findings=found, cases=len(replies),
                        failed_cases=tuple(failed))
 
 
@@ -121,4 +124,9 @@ def run(package: Package, *, manifests: dict[str, SkillManifest], now: datetime)
         _permissions(package, manifests),
         _evals(package, capability),
     )
+    if package.manifest.tools:
+        from skillcore.packages import code_check
+
+        tools = code_check.check(package)
+        results = (*results, *((tools,) if tools else ()))
     return CheckReport(passed=all(r.passed for r in results), results=results, ran_at=now)

@@ -84,6 +84,18 @@ class Permission(Frozen, frozen=True, kw_only=True):
     approval_mode: str
 
 
+class ReleaseTool(Frozen, frozen=True, kw_only=True):
+    """A code tool of a release: what the page shows (its limits, its host functions) and, once published, where
+    the service stored its precompiled module (beside the package's bytes, with its checksum)."""
+
+    name: str
+    module_sha256: str
+    host_functions: tuple[str, ...]
+    limits: dict[str, int]  # fuel, memoryBytes, timeoutMs, outputBytes, hostCalls (defaults filled in)
+    artifact_key: str | None = None
+    artifact_checksum: str | None = None
+
+
 class Release(Frozen, frozen=True, kw_only=True):
     release_id: str
     skill_id: str
@@ -108,6 +120,7 @@ class Release(Frozen, frozen=True, kw_only=True):
     decided_at: datetime | None = None
     reason: str | None = None
     published_at: datetime | None = None
+    tools: tuple[ReleaseTool, ...] = ()
 
 
 class CatalogSkill(Frozen, frozen=True, kw_only=True):

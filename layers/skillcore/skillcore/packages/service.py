@@ -49,6 +49,7 @@ from skillcore.packages.models import (
     PublisherKey,
     Release,
     ReleaseState,
+    ReleaseTool,
     TrustLevel,
 )
 from skillcore.policy import audit_store
@@ -192,6 +193,38 @@ def _permissions(package: Package) -> tuple[Permission, ...]:
                  for p in package.manifest.permissions)
 
 
+def _tools(package: Package) -> tuple[ReleaseTool, ...]:
+    from skillcore.sandbox.manifest import decode_manifest
+
+    found = []
+    for listed in package.manifest.tools:
+        limits = decode_manifest(listed.sandbox_manifest()).limits
+        found.append(ReleaseTool(
+            name=listed.name, module_sha256=listed.sha256, host_functions=tuple(listed.host_functions),
+            limits={"fuel": limits.fuel, "memoryBytes": limits.memory_bytes, "timeoutMs": limits.timeout_ms,
+                    "outputBytes": limits.output_bytes, "hostCalls": limits.host_calls}))
+    return tuple(found)
+
+
+def _publish_tools(deps: PackageDeps, release: Release) -> tuple[ReleaseTool, ...]:
+    """Each code tool's module precompiled by this service from the reviewed package, stored beside its bytes."""
+    if not release.tools:
+        return ()
+    from skillcore.packages import code_check
+    from skillcore.packages.package import open_package
+
+    blobs = deps.blobs()
+    package = open_package(blob_port.read_checked(blobs, release.blob_key, release.checksum))
+    artifacts = code_check.precompiled(package)
+    published = []
+    for tool in release.tools:
+        data = artifacts[tool.name]
+        key, sha = blob_port.artifact_key(release.blob_key, tool.name), checksum(data)
+        blobs.put(key, data, sha)
+        published.append(replace(tool, artifact_key=key, artifact_checksum=sha))
+    return tuple(published)
+
+
 def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: str | None, *, now: datetime) -> Release:
     # The package format and the release check (the offline model, the renderer) load with the first submission.
     from skillcore.packages import checks
@@ -216,7 +249,7 @@ def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: st
         description=package.skill.description, permissions=_permissions(package), remotes=len(manifest.remotes),
         report=report, submitted_by=user_id, submitted_at=now,
         decided_by=None if passed else RELEASE_CHECK, decided_at=None if passed else now,
-        reason=None if passed else CHECKS_FAILED,
+        reason=None if passed else CHECKS_FAILED, tools=_tools(package),
     )
     failed_rules = tuple(dict.fromkeys(f.rule for r in report.results for f in r.findings))
     store.submit(deps.db, release, extra=[_audit(
@@ -270,7 +303,7 @@ def decide(deps: PackageDeps, operator: str, release_id: str, *, approve: bool, 
                      extra=[_review_audit(deps.db, operator, after, now)])
         return after
     after = replace(release, state=ReleaseState.PUBLISHED, decided_by=operator, decided_at=now, reason=reason,
-                    published_at=now)
+                    published_at=now, tools=_publish_tools(deps, release))
     current, latest_sort = store.get_skill(deps.db, release.skill_id)
     newest = current is None or current.latest_version is None or \
         semver.compare(release.version, current.latest_version) > 0
