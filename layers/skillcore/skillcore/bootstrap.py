@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from skillcore.capabilities.drafts import DraftDeps
     from skillcore.capabilities.service import CapabilityDeps
     from skillcore.chat.service import ChatDeps
+    from skillcore.code_tools.installed import Installed
+    from skillcore.code_tools.service import CodeToolDeps
     from skillcore.conversations.profile import ProfileDeps
     from skillcore.db.dynamo import Db
     from skillcore.executor.executor import Executor
@@ -66,6 +68,8 @@ GROUP_DEPS: dict[str, str] = {
     "skillcore.api.tools_core": "skill_routes",
     "skillcore.api.tools_capabilities": "capability_routes",
     "skillcore.api.tools_hosted": "hosted_routes",
+    "skillcore.api.routes_code_tools": "code_tools",
+    "skillcore.api.tools_code": "code_tools",
 }
 
 
@@ -226,7 +230,38 @@ class Root:
         from skillcore.executor.assembly import build_executor
 
         return build_executor(self.skills, self.chat_model, self.db, now=now, clock=self.clock,
-                              max_tokens=self.settings.bedrock_max_tokens, hosted_branch=self.hosted_branch)
+                              max_tokens=self.settings.bedrock_max_tokens, hosted_branch=self.hosted_branch,
+                              code_branch=self.code_branch)
+
+    @cached_property
+    def code_branch(self) -> Any:
+        """The installed code tools in the chat (code_tools/chat.py): `/<tool> {json}`."""
+        from skillcore.code_tools.chat import CodeToolBranch
+
+        return CodeToolBranch(self.code_tools)
+
+    @cached_property
+    def installed(self) -> Installed:
+        """A user's installed skills with their serving versions (the install flow's list)."""
+        from skillcore.code_tools.installed import InstalledSkill
+        from skillcore.packages import installs
+
+        db, settings = self.db, self.settings
+
+        def installed(user_id: str) -> list[InstalledSkill]:
+            return [InstalledSkill(skill_id=i.skill_id, version=i.version, release_id=i.release_id)
+                    for i in installs.all_installed(db, user_id, canary_percent=settings.canary_percent)]
+
+        return installed
+
+    @cached_property
+    def code_tools(self) -> CodeToolDeps:
+        """Installed code tools: the installs, the catalog's releases and package store, the hosted calls (built
+        only when a tool's skill declares hosted_workflow:invoke)."""
+        from skillcore.code_tools.service import CodeToolDeps
+
+        return CodeToolDeps(db=self.db, packages=lambda: self.packages, installed=self.installed,
+                            hosted=lambda: self.hosted)
 
     @cached_property
     def hosted_branch(self) -> Any:
@@ -293,6 +328,8 @@ class Root:
     @cached_property
     def chat_routes(self) -> ChatDeps:
         from skillcore.chat.service import ChatDeps
+    from skillcore.code_tools.installed import Installed
+    from skillcore.code_tools.service import CodeToolDeps
 
         return ChatDeps(db=self.db, executor_for=self.executor_for, clock=self.clock,
                         history_messages=self.settings.history_messages)
