@@ -246,11 +246,12 @@ class Root:
         from skillcore.code_tools.installed import InstalledSkill
         from skillcore.packages import installs
 
-        db, settings = self.db, self.settings
+        db = self.db
+        canary = int(getattr(self.settings, "canary_percent", 10))  # the rollout's setting (packages/upgrades.py)
 
         def installed(user_id: str) -> list[InstalledSkill]:
             return [InstalledSkill(skill_id=i.skill_id, version=i.version, release_id=i.release_id)
-                    for i in installs.all_installed(db, user_id, canary_percent=settings.canary_percent)]
+                    for i in installs.all_installed(db, user_id, canary_percent=canary)]
 
         return installed
 
