@@ -36,3 +36,23 @@ def files(*, publisher: str = "streak-lab", version: str = "1.0.0", wasm: bytes 
 
 def package_zip(**kwargs: Any) -> bytes:
     return archive.write_zip(SKILL_ID, files(**kwargs))
+
+
+def write_folder(root: Any, *, skill_id: str = SKILL_ID, publisher: str, version: str = "1.0.0",
+                 wasm: bytes | None = None, evals: dict[str, Any] | None = None) -> Any:
+    """The example as a package folder under `root` (named after `skill_id`), for the publisher's tool to build."""
+    from pathlib import Path
+
+    found = files(publisher=publisher, version=version, wasm=wasm)
+    body = json.loads(found["skillcore.json"])
+    body["skillId"] = skill_id
+    found["skillcore.json"] = json.dumps(body).encode()
+    found["SKILL.md"] = found["SKILL.md"].decode().replace(f"name: {SKILL_ID}", f"name: {skill_id}").encode()
+    found["evals/basic.json"] = found["evals/basic.json"].decode().replace(SKILL_ID, skill_id).encode()
+    if evals is not None:
+        found["evals/streak-score.json"] = json.dumps(evals).encode()
+    folder = Path(root) / skill_id
+    for path, data in found.items():
+        (folder / path).parent.mkdir(parents=True, exist_ok=True)
+        (folder / path).write_bytes(data)
+    return folder

@@ -329,8 +329,6 @@ class Root:
     @cached_property
     def chat_routes(self) -> ChatDeps:
         from skillcore.chat.service import ChatDeps
-    from skillcore.code_tools.installed import Installed
-    from skillcore.code_tools.service import CodeToolDeps
 
         return ChatDeps(db=self.db, executor_for=self.executor_for, clock=self.clock,
                         history_messages=self.settings.history_messages)
