@@ -45,11 +45,13 @@ class CodeToolDeps(Struct, frozen=True):
 
 
 def user_tools(deps: CodeToolDeps, user_id: str) -> list[LoadedTool]:
-    """Every code tool of the user's installed skills, in skill id order then the package's order."""
-    found: list[LoadedTool] = []
+    """The code tools of the user's installed skills, in skill id order then the package's order; of two tools of
+    one name, the first (in that order) is the one a command or the MCP face reaches."""
+    found: dict[str, LoadedTool] = {}
     for skill in sorted(deps.installed(user_id), key=lambda s: s.skill_id):
-        found += registry.tools_of(deps.packages(), skill.release_id)
-    return found
+        for tool in registry.tools_of(deps.packages(), skill.release_id):
+            found.setdefault(tool.name, tool)
+    return list(found.values())
 
 
 def find(deps: CodeToolDeps, user_id: str, name: str) -> LoadedTool | None:
