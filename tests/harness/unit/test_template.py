@@ -75,6 +75,7 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("POST", "/rpc/releases"),
     ("GET", "/rpc/releases/{releaseId}"),
     ("GET", "/rpc/catalog"),
+    ("GET", "/rpc/code-tools"),
     ("GET", "/rpc/catalog/{skillId}"),
     ("GET", "/rpc/catalog/{skillId}/package"),
     ("POST", "/rpc/admin/publishers"),

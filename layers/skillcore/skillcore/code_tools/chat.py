@@ -24,7 +24,7 @@ from skillcore.model.port import BlockKind, SystemBlock
 from skillcore.tools.runner import ToolCallContext, ToolStatus
 
 COMMAND = re.compile(r"^/([a-z][a-z0-9-]{1,38}[a-z0-9])(?:\s+(.*))?$", re.DOTALL)
-BUILT_IN_WORDS = frozenset({"hosted", "cancel", "goal", "memory-recall"})
+BUILT_IN_WORDS = frozenset({"hosted", "cancel"})  # the hosted branch's command, the workflow's cancel
 MAX_OUTPUT_CHARS = 2000
 
 

@@ -9,7 +9,7 @@ from skillcore.code_tools.outcomes import Summary
 from skillcore.packages.models import ReleaseTool
 
 
-class Limits(Body, frozen=True, kw_only=True):
+class CodeToolLimits(Body, frozen=True, kw_only=True):
     fuel: int
     memory_bytes: int
     timeout_ms: int
@@ -17,12 +17,12 @@ class Limits(Body, frozen=True, kw_only=True):
     host_calls: int
 
 
-class OutcomeCount(Body, frozen=True, kw_only=True):
+class CodeToolOutcomeCount(Body, frozen=True, kw_only=True):
     code: str
     count: int
 
 
-class RecentOutcome(Body, frozen=True, kw_only=True):
+class CodeToolRecentOutcome(Body, frozen=True, kw_only=True):
     at: Time
     code: str
 
@@ -35,11 +35,11 @@ class CodeTool(Body, frozen=True, kw_only=True):
     version: str
     tool_id: str
     host_functions: list[str]
-    limits: Limits
+    limits: CodeToolLimits
     precompiled: bool
     calls: int
-    outcomes: list[OutcomeCount]
-    recent: list[RecentOutcome]
+    outcomes: list[CodeToolOutcomeCount]
+    recent: list[CodeToolRecentOutcome]
 
 
 class CodeToolList(Body, frozen=True, kw_only=True):
@@ -59,9 +59,9 @@ def code_tool(skill_id: str, version: str, tool: ReleaseTool, summary: Summary) 
     limits = tool.limits
     return CodeTool(
         skill_id=skill_id, version=version, tool_id=tool.name, host_functions=list(tool.host_functions),
-        limits=Limits(fuel=limits["fuel"], memory_bytes=limits["memoryBytes"], timeout_ms=limits["timeoutMs"],
+        limits=CodeToolLimits(fuel=limits["fuel"], memory_bytes=limits["memoryBytes"], timeout_ms=limits["timeoutMs"],
                       output_bytes=limits["outputBytes"], host_calls=limits["hostCalls"]),
         precompiled=tool.artifact_key is not None, calls=summary.calls,
-        outcomes=[OutcomeCount(code=c, count=n) for c, n in sorted(summary.counts.items())],
-        recent=[RecentOutcome(at=time(o.at), code=o.code) for o in summary.last],
+        outcomes=[CodeToolOutcomeCount(code=c, count=n) for c, n in sorted(summary.counts.items())],
+        recent=[CodeToolRecentOutcome(at=time(o.at), code=o.code) for o in summary.last],
     )
