@@ -7,6 +7,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillDescription, skillName } from "../../lib/names.js";
 import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
+import { CodeTools } from "./code_tools.js";
 
 function SkillCard({ skill, onChange }) {
   const action = useAction();
@@ -61,5 +62,6 @@ export default function Skills() {
           ? html`<${Empty} text=${t("skills.empty")} />`
           : items.map((skill) => html`<${SkillCard} key=${skill.skillId} skill=${skill} onChange=${replace} />`)}
     <//>
+    <${CodeTools} />
   </section>`;
 }
