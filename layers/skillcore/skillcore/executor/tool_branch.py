@@ -30,7 +30,8 @@ def denied_notice(definition: ToolSkillDefinition, language: Language = Language
     """The grant notice, in the user's language (the offline model says it verbatim, Bedrock is told to)."""
     codes = ", ".join(p.code for p in definition.manifest.permissions)
     if language is Language.ZH:
-        sentence = f"使用“{definition.manifest.name}”（{codes}）之前需要你的授权。你可以在 Skills 页面开启。"
+        name = definition.manifest.display_name(language)
+        sentence = f"使用“{name}”（{codes}）之前需要你的授权。你可以在 Skills 页面开启。"
     else:
         sentence = (
             f"I need your permission before I can use “{definition.manifest.name}” ({codes}). "
