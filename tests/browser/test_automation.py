@@ -74,7 +74,7 @@ def test_automation_jobs_through_the_page(page: Page, stack: StackClient, signed
     runs = default.get_by_role("table", name=f"“{DEFAULT_TITLE}”的运行记录")
     expect(runs.locator("tbody tr")).to_have_count(1)
     expect(runs.locator("[data-status]")).to_have_text("跳过")
-    expect(runs).to_contain_text("grant_missing")
+    expect(runs.locator('[data-reason="grant_missing"]')).to_have_text("未授权")
     expect(runs).to_contain_text(shanghai(job["nextRunAt"]))
 
     # Flip the switch: the grant is made (user scope) and the warning goes.

@@ -109,7 +109,7 @@ def test_the_server_field_errors_show_next_to_the_fields(
     page.get_by_label("内容").fill("内容")
     page.get_by_role("button", name="添加", exact=True).click()
     alert = page.locator("form").get_by_role("alert")
-    expect(alert).to_contain_text("request is not valid")
+    expect(alert).to_contain_text("有内容不符合要求")
     expect(alert).to_contain_text("validation_error")
     expect(page.locator("#memory-title-error")).to_contain_text("80")
     expect(page.get_by_label("标题")).to_have_attribute("aria-invalid", "true")

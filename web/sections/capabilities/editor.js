@@ -4,6 +4,7 @@ import { post, put } from "../../lib/api.js";
 import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { skillName } from "../../lib/names.js";
 import { limits } from "../../lib/limits.js";
 import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
 import { capabilityErrors, invalid } from "./errors.js";
@@ -74,7 +75,7 @@ function StepEditor({ step, index, count, skills, bindings, errors, readOnly, on
             <select id=${`${id}-capability`} value=${step.capabilityId} ...${refAria}
               onChange=${(e) => onChange({ ...step, capabilityId: e.currentTarget.value })}>
               ${!skills.some((s) => s.skillId === step.capabilityId) && html`<option value=${step.capabilityId}>${step.capabilityId}</option>`}
-              ${skills.map((s) => html`<option value=${s.skillId}>${s.name} (${s.skillId})</option>`)}
+              ${skills.map((s) => html`<option value=${s.skillId}>${skillName(s)}</option>`)}
             </select>
           </div>`}
     </div>

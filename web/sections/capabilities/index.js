@@ -18,7 +18,7 @@ function CapabilityCard({ capability, open, onOpen }) {
   const headingId = `cap-${capability.userCapabilityId}`;
   return html`<li class="card" aria-labelledby=${headingId} data-capability=${capability.name}>
     <div class="row">
-      <h3 id=${headingId} class="grow">${capability.displayName} <code class="meta">${capability.capabilityId}</code></h3>
+      <h2 id=${headingId} class="grow">${capability.displayName} <code class="meta">${capability.capabilityId}</code></h2>
       <${StatusTag} status=${capability.status} />
     </div>
     <p class="meta">

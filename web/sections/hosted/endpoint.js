@@ -141,7 +141,7 @@ export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalA
     <h4>${t("hosted.tools")}</h4>
     ${tools.length === 0
       ? html`<${Empty} text=${t("hosted.noTools")} />`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" tabindex="0" aria-label=${t("hosted.tools")}><table>
           <thead><tr>
             <th scope="col">${t("hosted.toolName")}</th><th scope="col">${t("hosted.toolDescription")}</th>
             <th scope="col">${t("hosted.toolEnabled")}</th><th scope="col">${t("hosted.toolApproval")}</th><th scope="col"><span class="visually-hidden">${t("hosted.toolTry")}</span></th>

@@ -88,6 +88,7 @@ export default function Permissions({ ctx, route }) {
             grants=${grants}
             agentId=${agentId}
             agents=${agents}
+            zone=${ctx.profile.timezone}
             target=${target}
             onGrant=${replace}
           />`,

@@ -4,7 +4,7 @@ import { patch } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillName } from "../../lib/names.js";
-import { browserZone, ErrorBox, formatTime, Switch } from "../../lib/ui.js";
+import { ErrorBox, formatTime, Switch } from "../../lib/ui.js";
 
 export const USER_SCOPE = "";
 
@@ -42,11 +42,10 @@ function GrantState({ grant, skill, zone }) {
     html` <span class="notice">${t("perms.oldVersion", { version: grant.skillVersion, current: skill.version })}</span>`}`;
 }
 
-function PermissionRow({ skill, permission, grants, agentId, agents, highlighted, onGrant }) {
+function PermissionRow({ skill, permission, grants, agentId, agents, zone, highlighted, onGrant }) {
   const [pending, setPending] = useState(null); // the value asked for, while the server answers
   const [error, setError] = useState(null);
   const [done, setDone] = useState("");
-  const zone = browserZone();
   const grant = findGrant(grants, skill.skillId, permission.code, agentId);
   const checked = pending ?? holds(grant, skill);
   const agent = agents.find((a) => a.agentId === agentId);
@@ -95,7 +94,7 @@ function PermissionRow({ skill, permission, grants, agentId, agents, highlighted
       <${Switch}
         id=${`${rowId}-switch`}
         checked=${checked}
-        label=${t("perms.switch", { name, code: permission.code, scope: scopeText })}
+        label=${t("perms.switch", { skill: skillName(skill), name, code: permission.code, scope: scopeText })}
         describedBy=${`${rowId}-facts ${rowId}-state`}
         data-permission=${permission.code}
         aria-busy=${pending !== null ? "true" : undefined}
@@ -113,7 +112,7 @@ function PermissionRow({ skill, permission, grants, agentId, agents, highlighted
   </div>`;
 }
 
-export function SkillPermissions({ skill, grants, agentId, agents, target, onGrant }) {
+export function SkillPermissions({ skill, grants, agentId, agents, zone, target, onGrant }) {
   const headingId = domId("perms", skill.skillId);
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <h2 id=${headingId}>${skillName(skill)} <span class="meta"><code>${skill.skillId}</code> · ${skill.version}</span></h2>
@@ -127,6 +126,7 @@ export function SkillPermissions({ skill, grants, agentId, agents, target, onGra
         grants=${grants}
         agentId=${agentId}
         agents=${agents}
+        zone=${zone}
         highlighted=${target.skill === skill.skillId && (!target.permission || target.permission === permission.code)}
         onGrant=${onGrant}
       />`,

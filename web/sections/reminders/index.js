@@ -55,7 +55,7 @@ export default function Reminders({ ctx }) {
   return html`<section aria-labelledby="reminders-title">
     <h1 id="reminders-title">${t("reminders.title")}</h1>
     <p class="hint">${t("reminders.intro")}</p>
-    <${ReminderForm} agents=${ctx.agents} access=${accessState} onCreated=${() => jobs.reload()} />
+    <${ReminderForm} agents=${ctx.agents} access=${accessState} zone=${ctx.profile.timezone} onCreated=${() => jobs.reload()} />
     <div class="row">
       <h2 id="reminder-list-title" class="grow">${t("reminders.listTitle")}</h2>
       <label for="reminder-filter" class="inline">${t("reminders.filter")}</label>
@@ -67,7 +67,7 @@ export default function Reminders({ ctx }) {
     </div>
     <p class="hint" role="status" aria-live="polite">${notice}${anyActive ? ` ${t("reminders.polling", { s: POLL_MS / 1000 })}` : ""}</p>
     <${Loaded} state=${jobs}>
-      ${(items) => html`<${JobList} jobs=${items} agents=${ctx.agents} filter=${filter} onChanged=${changed} />`}
+      ${(items) => html`<${JobList} jobs=${items} agents=${ctx.agents} zone=${ctx.profile.timezone} filter=${filter} onChanged=${changed} />`}
     <//>
   </section>`;
 }
