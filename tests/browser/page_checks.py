@@ -66,7 +66,7 @@ def switch_names(page: Page) -> list[str]:
 ZH_LATIN_WORDS = frozenset({
     "agent", "agents", "skills", "skill", "mcp", "url", "json", "token", "tokens", "utc", "gmt", "api", "https", "id",
     "ip", "dify", "claude", "code", "cursor", "markdown", "schema", "ulid", "make", "evals", "l0", "l1", "l2", "l3",
-    "l4", "ok", "english", "pm", "am", "ms", "skillcore", "bearer", "shift", "enter", "https",
+    "l4", "ok", "english", "pm", "am", "ms", "skillcore", "bearer", "shift", "enter",
 })
 
 _TEXTS = """(root) => {

@@ -15,6 +15,7 @@ from skillcore.background.lifecycle import CANCELLABLE, JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_sort_time
 from skillcore.conversations import agent_store, message_store
+from skillcore.conversations.models import Role
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
@@ -27,7 +28,6 @@ from skillcore.errors import (
     SkillNotFound,
     ValidationFailed,
 )
-from skillcore.conversations.models import Role
 from skillcore.ids import new_id
 from skillcore.language import choose
 from skillcore.policy import audit_store, grant_store
