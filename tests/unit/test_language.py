@@ -38,6 +38,20 @@ def test_a_command_alone_shows_no_language(rest, command):
     assert choose([command + rest]) is DEFAULT is Language.ZH
 
 
+def test_a_command_s_json_and_identifiers_show_no_language():
+    """`/hosted test_flow.add {"a": 2, "b": 3}` in a Chinese conversation is answered in Chinese: its arguments
+    are not words. Words after a command still count."""
+    assert detect('/hosted test_flow.add {"a": 2, "b": 3}') is None
+    assert detect('/hosted test_flow.echo {"text": "hello"}') is None
+    assert choose(['/hosted test_flow.add {"a": 2, "b": 3}', "你好"]) is Language.ZH
+    assert choose(['/hosted test_flow.add {"a": 2}', "hello"]) is Language.EN
+    assert detect('/hosted test_flow.echo {"text": "你好"}') is None
+    assert detect("/goal run ten kilometres") is Language.EN
+    assert detect("/goal 跑一次十公里") is Language.ZH
+    # Without a command nothing is taken out.
+    assert detect('{"a": 2}') is Language.EN
+
+
 def request(text: str, *blocks: SystemBlock, earlier: tuple[str, ...] = ()) -> ModelRequest:
     return ModelRequest(system=blocks, messages=(*(ChatMessage("user", e) for e in earlier), ChatMessage("user", text)))
 

@@ -2,7 +2,9 @@
 
 How it is known, in this order (docs/offline-model.md, "Language", says the same):
 1. the text the user just wrote: any CJK character makes it Chinese, else any Latin letter English; a
-   leading command (a skill's slash command such as `/goal`) is not the user's language and is ignored;
+   leading command (a skill's slash command such as `/goal`) is not the user's language and is ignored, nor are
+   its arguments that are not words: a JSON value (`/hosted flow.add {"a": 2}`) and identifiers (a name with
+   `_`, `.`, `:` or `/` in it, such as `test_flow.add`);
 2. when that text says nothing (a bare command, digits, emoji), the user's earlier messages in the same
    conversation, the most recent first (in an automation run: the user's lines of its transcript);
 3. otherwise Chinese, the product's default (as the profile's default time zone, Asia/Shanghai, and the page).
@@ -28,11 +30,16 @@ DEFAULT = Language.ZH
 
 _COMMAND = r"^\s*/\S*"
 _LATIN = r"[A-Za-z]"
+# In a command's arguments: a JSON value to the end of the text, and identifiers.
+_JSON_TAIL = r"[{\[].*\Z"
+_IDENTIFIER = r"\S*[_.:/]\S*"
 
 
 def detect(text: str) -> Language | None:
     """The language a text is written in, or None if it shows none."""
     words = re.sub(_COMMAND, "", text)
+    if words != text:
+        words = re.sub(_IDENTIFIER, " ", re.sub(_JSON_TAIL, " ", words, flags=re.DOTALL))
     if re.search(CJK_CHARACTER, words):
         return Language.ZH
     if re.search(_LATIN, words):
