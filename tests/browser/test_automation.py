@@ -190,4 +190,7 @@ def test_unknown_tool_and_english(page: Page, stack: StackClient, signed_in: Any
     expect(create.get_by_role("checkbox", name="agent-memory.search")).to_be_visible()
     user = PageUser(page, stack)
     assert [j["title"] for j in user.jobs()] == ["每日记忆整理"]
-    expect(card(page, "每日记忆整理").get_by_test_id("will-skip")).to_contain_text("will be skipped")
+    # The default job's title, stored in Chinese, reads in English (defaultTexts), as does its prompt.
+    default = card(page, "Daily memory tidy-up")
+    expect(default.get_by_test_id("will-skip")).to_contain_text("will be skipped")
+    expect(default.get_by_role("heading", level=2)).not_to_contain_text("每日记忆整理")

@@ -158,7 +158,9 @@ def test_the_activity_section_lists_the_grant_the_run_and_the_evaluation_summary
     expect(grant).to_contain_text("用户")
     runs = page.get_by_test_id("runs").locator("tbody tr")
     expect(runs).to_have_count(1)
-    expect(runs).to_contain_text(conversation)
+    # The conversation by its agent's name, a link to the chat: never its id.
+    expect(runs.get_by_role("link", name="Mika")).to_have_attribute("href", f"#/agents?agent={agent['agentId']}")
+    expect(runs).not_to_contain_text(conversation)
     expect(runs).to_contain_text("毫秒")
 
     # The evaluation summary: each skill's precision and recall, from the data file `make evals` wrote.

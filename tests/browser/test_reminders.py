@@ -244,7 +244,8 @@ def test_running_and_retrying_jobs(page: Page, stack: StackClient, user: PageUse
     other_row = row(page, other["jobId"])
     expect(other_row.locator("[data-status]")).to_have_text("重试")
     expect(other_row.get_by_test_id("attempts")).to_have_text("1/3")
-    expect(other_row.get_by_test_id("error-code")).to_have_text("transient_error")
+    expect(other_row.get_by_test_id("error-code")).to_have_text("暂时性错误")
+    expect(other_row.get_by_test_id("error-code")).to_have_attribute("data-code", "transient_error")
 
 
 def test_a_job_that_started_meanwhile_answers_not_cancellable(
