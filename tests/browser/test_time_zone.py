@@ -11,6 +11,7 @@ from typing import Any
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import PageApi, new_user, screenshot, sign_in
+from tests.browser.page_checks import axe_violations
 from tests.local_stack import StackClient
 
 GRANT = {"skillId": "goal-check-in-reminder", "permissionCode": "proactive_message:write",
@@ -43,8 +44,11 @@ def test_times_follow_the_profile_s_zone_and_the_zone_is_changed_on_the_page(pag
     row = page.locator(f'tr[data-job="{job["jobId"]}"]')
     expect(row.locator("td").nth(1)).to_have_text("2027/01/15 GMT-5 09:30")
 
-    # In English the list and the text beside the field read the same way, the month named.
+    expect(page.get_by_text("已安排提醒：2027/01/15 GMT-5 09:30。")).to_be_visible()
+    # In English the list and the text beside the field read the same way, the month named; the Chinese notice
+    # does not stay behind.
     page.get_by_role("button", name="English").click()
+    expect(page.get_by_text("已安排提醒")).to_have_count(0)
     expect(row.locator("td").nth(1)).to_have_text("15 Jan 2027, 09:30 GMT-5")
     page.get_by_label("Local date and time").fill("2027-01-15T09:30")
     expect(page.get_by_test_id("reminder-when-text")).to_have_text("That is 15 Jan 2027, 09:30 GMT-5")
@@ -55,6 +59,8 @@ def test_times_follow_the_profile_s_zone_and_the_zone_is_changed_on_the_page(pag
     form = page.locator("#zone-form")
     expect(form.get_by_label("Your time zone")).to_be_focused()
     expect(form).to_contain_text("Scheduled reminders keep their moment")
+    assert axe_violations(page) == []
+    screenshot(page, "zone-form-en")
     form.get_by_label("Your time zone").select_option("Asia/Tokyo")
     with page.expect_response(lambda r: r.request.method == "PUT" and r.url.endswith("/rpc/me")) as saved:
         form.get_by_role("button", name="Save time zone").click()

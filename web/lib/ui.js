@@ -1,8 +1,8 @@
 // Shared pieces every section uses, so each state a person meets looks and reads the same everywhere:
 // loading, empty, error (the envelope's message and code, never a stack), switches, times in a zone.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { lang, register, t } from "./i18n.js";
+import { lang, onLangChange, register, t } from "./i18n.js";
 
 register({
   zh: {
@@ -65,6 +65,14 @@ export function useLoad(load, deps) {
   const setData = (update) =>
     setState((old) => ({ ...old, data: typeof update === "function" ? update(old.data) : update }));
   return { ...state, reload: run, setData };
+}
+
+// A notice (a status sentence such as "Saved"): [notice, setNotice] like useState(""), said in the language shown,
+// and cleared when the person switches language, so a sentence never stays behind in the other one.
+export function useNotice() {
+  const [notice, setNotice] = useState("");
+  useLayoutEffect(() => onLangChange(() => setNotice("")), []);
+  return [notice, setNotice];
 }
 
 // Runs an action (a click, a submit) with its own busy and error state.

@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { put } from "./api.js";
 import { html } from "./html.js";
 import { register, t } from "./i18n.js";
-import { ErrorBox, focusAfterRender, useAction } from "./ui.js";
+import { ErrorBox, focusAfterRender, useAction, useNotice } from "./ui.js";
 
 register({
   zh: {
@@ -41,7 +41,7 @@ function zones(current) {
 export function ZoneSetting({ profile, onSaved }) {
   const [open, setOpen] = useState(false);
   const [picked, setPicked] = useState(profile.timezone);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const action = useAction();
   const close = () => {
     setOpen(false);

@@ -6,7 +6,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { skillName } from "../../lib/names.js";
 import { limits } from "../../lib/limits.js";
-import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
+import { ErrorBox, focusAfterRender, useAction, useNotice } from "../../lib/ui.js";
 import { capabilityErrors, invalid } from "./errors.js";
 import { bodyOf, formOf, remapDeclared, sameForm, withKey } from "./model.js";
 
@@ -94,7 +94,7 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
   const creating = !capability;
   const [form, setForm] = useState(() => formOf(capability, skills));
   const [saved, setSaved] = useState(() => formOf(capability, skills));
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const action = useAction();
   const readOnly = capability && capability.status === "active";
   const bindings = capability ? capability.toolBindings : [];

@@ -3,7 +3,7 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, get, post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
+import { ErrorBox, focusAfterRender, useAction, useNotice } from "../../lib/ui.js";
 import { Bindings } from "./bindings.js";
 import { CapabilityForm } from "./editor.js";
 import { ProtocolView } from "./protocol.js";
@@ -14,7 +14,7 @@ export function StatusTag({ status }) {
 
 export function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, onClose }) {
   const [confirming, setConfirming] = useState(false);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const [dirty, setDirty] = useState(false);
   const action = useAction();
   const heading = useRef(null);

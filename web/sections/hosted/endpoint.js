@@ -3,14 +3,14 @@ import { useLayoutEffect, useRef, useState } from "preact/hooks";
 import { del, get, patch, post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Empty, ErrorBox, focusAfterRender, formatTime, useAction } from "../../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, formatTime, useAction, useNotice } from "../../lib/ui.js";
 import { domId, endpointPath } from "./common.js";
 import { DiffList, pendingFingerprint, ToolRow } from "./tools.js";
 import { TryIt } from "./try.js";
 
 export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked }) {
   const [busyTool, setBusyTool] = useState(null);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const [confirming, setConfirming] = useState(false);
   const [refreshed, setRefreshed] = useState(null);
   const [trying, setTrying] = useState(null);

@@ -4,7 +4,7 @@ import { patch } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillName } from "../../lib/names.js";
-import { ErrorBox, formatTime, Switch } from "../../lib/ui.js";
+import { ErrorBox, formatTime, Switch, useNotice } from "../../lib/ui.js";
 
 export const USER_SCOPE = "";
 
@@ -45,7 +45,7 @@ function GrantState({ grant, skill, zone }) {
 function PermissionRow({ skill, permission, grants, agentId, agents, zone, highlighted, onGrant }) {
   const [pending, setPending] = useState(null); // the value asked for, while the server answers
   const [error, setError] = useState(null);
-  const [done, setDone] = useState("");
+  const [done, setDone] = useNotice();
   const grant = findGrant(grants, skill.skillId, permission.code, agentId);
   const checked = pending ?? holds(grant, skill);
   const agent = agents.find((a) => a.agentId === agentId);

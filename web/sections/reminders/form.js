@@ -4,7 +4,7 @@ import { post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
-import { ErrorBox, formatTime, useAction, zonedInputValue, zonedInstant } from "../../lib/ui.js";
+import { ErrorBox, formatTime, useAction, useNotice, zonedInputValue, zonedInstant } from "../../lib/ui.js";
 import { GRANT_LINK, hasGrant, PERMISSION, SKILL } from "./access.js";
 
 const DEFAULT_LEAD_MINUTES = 5;
@@ -26,7 +26,7 @@ export function ReminderForm({ agents, access, zone, onCreated }) {
   const [agentId, setAgentId] = useState(agents.length ? agents[0].agentId : "");
   const [when, setWhen] = useState(() => defaultWhen(zone));
   const [note, setNote] = useState("");
-  const [done, setDone] = useState("");
+  const [done, setDone] = useNotice();
   const action = useAction();
   const runAt = runAtFromLocal(when, zone);
 

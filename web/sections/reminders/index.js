@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { listAll } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Loaded, useLoad } from "../../lib/ui.js";
+import { Loaded, useLoad, useNotice } from "../../lib/ui.js";
 import { SKILL } from "./access.js";
 import { ReminderForm } from "./form.js";
 import { ACTIVE, JobList, STATUSES } from "./jobs.js";
@@ -23,7 +23,7 @@ export default function Reminders({ ctx }) {
   const [filter, setFilter] = useState("");
   const access = useLoad(loadAccess, []);
   const jobs = useLoad(() => listAll(`/skills/background-jobs${filter ? `?status=${filter}` : ""}`, 200), [filter]);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const anyActive = jobs.status === "ready" && jobs.data.some((job) => ACTIVE.has(job.status));
 
   // While a job can still change on its own, re-read the list a few seconds after each answer (never two
