@@ -1,8 +1,8 @@
 """One language and accessibility, with data: a user with something in every section (tests/browser/seeded.py),
 each section visited in Chinese and in English, with its lists opened (automation runs and prompts, a capability's
 editor, a hosted tool's try-it form). On each: no text of the other language outside user content, ids and code
-spans (tests/browser/page_checks.py says how it is told), axe-core finds no violation of any impact, and every
-switch has a name of its own. Screenshots: test-artifacts/page/lang-<lang>-<section>.png.
+spans (tests/browser/page_checks.py says how it is told), no conversation id is shown, axe-core finds no violation
+of any impact, and every switch has a name of its own. Screenshots: test-artifacts/page/lang-<lang>-<section>.png.
 
 The user's own texts are in the language of the page visited, so whatever the detector finds came from the page or
 the server: the default job's title and prompt, a grant notice, a reminder's message, names and reason codes.
@@ -65,7 +65,8 @@ def test_every_section_with_data_reads_in_one_language_and_passes_axe(
     page: Page, hosted_stack: StackClient, hosted: HostedServer, lang: str
 ) -> None:
     user = new_user(f"one-{lang}")
-    seed(hosted_stack, user, hosted, zh=lang == "zh")
+    seeded = seed(hosted_stack, user, hosted, zh=lang == "zh")
+    conversation = seeded.agent["defaultConversationId"]
     sign_in(page, user)
     if lang == "en":
         page.get_by_role("button", name="English").click()
@@ -82,8 +83,11 @@ def test_every_section_with_data_reads_in_one_language_and_passes_axe(
         violations = axe_violations(page)
         names = switch_names(page)
         duplicates = sorted({n for n in names if names.count(n) > 1})
-        if foreign or violations or duplicates or "" in names:
-            findings[section] = [*foreign, describe(violations), *(f"switch name twice: {n}" for n in duplicates)]
+        # Ids are not the detector's business, but a conversation id is never shown, not even as code.
+        shown_id = [f"conversation id shown: {conversation}"] if conversation in page.locator("body").inner_text() else []
+        if foreign or violations or duplicates or "" in names or shown_id:
+            findings[section] = [*foreign, describe(violations), *(f"switch name twice: {n}" for n in duplicates),
+                                 *shown_id]
     assert findings == {}, findings
 
 
