@@ -47,7 +47,7 @@ function MessageItem({ message, agentName, zone }) {
       ${" "}<time class="meta" datetime=${message.createdAt}>${formatTime(message.createdAt, zone)}</time>
     </p>
     ${proactive && ORIGINS.includes(message.origin) && html`<p class="visually-hidden">${t(`chat.originHint.${message.origin}`)}</p>`}
-    <p class="text" data-testid="message-text">${message.text}</p>
+    <p class="text" data-testid="message-text" data-user-content=${mine ? "" : undefined}>${message.text}</p>
     ${run && html`<${RunLine} run=${run} />`}
   </li>`;
 }

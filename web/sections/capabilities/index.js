@@ -10,7 +10,7 @@ import { listAll } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
-import { Empty, focusAfterRender, formatTime, Loaded, useLoad } from "../../lib/ui.js";
+import { Empty, focusAfterRender, formatTime, Loaded, useLoad, useNotice } from "../../lib/ui.js";
 import { DraftFlow } from "./drafts.js";
 import { CapabilityPanel, StatusTag } from "./panel.js";
 
@@ -18,7 +18,7 @@ function CapabilityCard({ capability, open, onOpen }) {
   const headingId = `cap-${capability.userCapabilityId}`;
   return html`<li class="card" aria-labelledby=${headingId} data-capability=${capability.name}>
     <div class="row">
-      <h3 id=${headingId} class="grow">${capability.displayName} <code class="meta">${capability.capabilityId}</code></h3>
+      <h2 id=${headingId} class="grow">${capability.displayName} <code class="meta">${capability.capabilityId}</code></h2>
       <${StatusTag} status=${capability.status} />
     </div>
     <p class="meta">
@@ -42,7 +42,7 @@ async function loadAll() {
 export default function Capabilities() {
   const state = useLoad(loadAll, []);
   const [openId, setOpenId] = useState(null); // null | "new" | a userCapabilityId
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
 
   const replace = (capability) =>
     state.setData((data) => ({

@@ -5,7 +5,7 @@ import { useEffect, useRef, useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, useAction } from "../../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, useAction, useNotice } from "../../lib/ui.js";
 import { domId } from "./common.js";
 
 function ApprovalItem({ approval, endpoints, zone, highlighted, onDecided, onGone }) {
@@ -54,7 +54,7 @@ function ApprovalItem({ approval, endpoints, zone, highlighted, onDecided, onGon
 }
 
 export function Approvals({ state, endpoints, zone, target, onCount }) {
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const focused = useRef("");
   const items = state.data || [];
   useEffect(() => {

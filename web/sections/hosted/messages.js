@@ -221,7 +221,7 @@ register({
     "hosted.toolTry": "Try it",
     "hosted.enableTool": "Enable the tool {tool} ({endpoint})",
     "hosted.approvalTool": "The tool {tool} ({endpoint}) needs approval for each call",
-    "hosted.tryLabel": "Try the tool {tool}",
+    "hosted.tryLabel": "Try it: the tool {tool}",
     "hosted.drifted": "waiting",
     "hosted.removed": "to be removed",
     "hosted.toolSaved": "Saved the settings of {tool}.",

@@ -2,6 +2,7 @@
 // approval it needs.
 import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
+import { fieldText } from "../../lib/errors.js";
 import { fieldErrors, FieldError, focusFirstError, invalidProps } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
@@ -20,7 +21,7 @@ function argumentErrors(error, fields) {
     },
     message: (item) => {
       const path = String(item.path ?? "").replace(/^\/?(arguments[./])?/, "");
-      return item.message || `${item.keyword || ""} ${path}`.trim();
+      return item.message ? fieldText(item) : `${item.keyword || ""} ${path}`.trim();
     },
   });
   return Object.fromEntries(Object.entries(byField).map(([name, list]) => [name, list.filter(Boolean).join(" ")]));
