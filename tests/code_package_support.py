@@ -3,17 +3,26 @@ build beside its manifest), as files to change, zip and sign in the tests."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
+import subprocess
+import sys
+import uuid
+from pathlib import Path
 from typing import Any
 
 from skillcore.packages import archive
+from tests.local_stack import Caller, StackClient
 from tests.support import ROOT
 
 EXAMPLE = ROOT / "examples" / "packages" / "streak-coach"
 SKILL_ID = "streak-coach"
 TOOL = "streak-score"
 MODULE = f"tools/{TOOL}.wasm"
+# The hostile module's evals (tests/wasm/two_faced.wat passes them, and turns hostile on a longer input).
+HOSTILE_EVALS = {"cases": [{"id": "no-days", "tool": "streak-score", "arguments": {"days": []},
+                            "output": {"days": 0}}]}
 
 
 def example_files() -> dict[str, bytes]:
@@ -38,11 +47,9 @@ def package_zip(**kwargs: Any) -> bytes:
     return archive.write_zip(SKILL_ID, files(**kwargs))
 
 
-def write_folder(root: Any, *, skill_id: str = SKILL_ID, publisher: str, version: str = "1.0.0",
-                 wasm: bytes | None = None, evals: dict[str, Any] | None = None) -> Any:
+def write_folder(root: Path, *, skill_id: str = SKILL_ID, publisher: str, version: str = "1.0.0",
+                 wasm: bytes | None = None, evals: dict[str, Any] | None = None) -> Path:
     """The example as a package folder under `root` (named after `skill_id`), for the publisher's tool to build."""
-    from pathlib import Path
-
     found = files(publisher=publisher, version=version, wasm=wasm)
     body = json.loads(found["skillcore.json"])
     body["skillId"] = skill_id
@@ -56,3 +63,63 @@ def write_folder(root: Any, *, skill_id: str = SKILL_ID, publisher: str, version
         (folder / path).parent.mkdir(parents=True, exist_ok=True)
         (folder / path).write_bytes(data)
     return folder
+
+
+# -- on a running local stack: publish over HTTP with the publisher's tool, install
+
+def pack(*args: str | Path) -> str:
+    done = subprocess.run([sys.executable, "-m", "skillcore_pack", *map(str, args)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+class Operator(Caller):
+    prefix = "operator"
+
+    def __init__(self, stack: StackClient) -> None:
+        super().__init__(stack)
+        self.auth = stack.token(self.user, admin=True)
+
+
+def publish(stack: StackClient, tmp: Path, skill_id: str, **folder: Any) -> dict[str, Any]:
+    """A publisher registered by an operator; the example folder built, signed and verified with the publisher's
+    tool, submitted and approved over HTTP. The published release."""
+    operator, account = Operator(stack), Caller(stack, "publisher")
+    publisher_id = f"pub-{uuid.uuid4().hex[:10]}"
+    keys = tmp / f"keys-{skill_id}"
+    pack("keygen", "--out", keys)
+    operator.ok("POST", "/rpc/admin/publishers", {
+        "publisherId": publisher_id, "displayName": "Streak Lab", "userId": account.user,
+        "trustLevel": "community", "publicKey": (keys / "publisher.pub").read_text()}, status=201)
+    source = write_folder(tmp / f"src-{skill_id}", skill_id=skill_id, publisher=publisher_id, **folder)
+    out = tmp / f"{skill_id}.zip"
+    pack("build", source, "--out", out)
+    pack("sign", out, "--key", keys / "publisher.key")
+    pack("verify", out, "--pub", keys / "publisher.pub")
+    submitted = account.ok("POST", "/rpc/releases", {
+        "package": base64.b64encode(out.read_bytes()).decode(),
+        "signature": out.with_name(out.name + ".sig").read_text()}, status=201)
+    assert submitted["state"] == "checked", submitted["report"]
+    checks = {r["check"]: r for r in submitted["report"]["results"]}
+    assert checks["code_tools"]["passed"] and checks["code_tools"]["cases"] >= 1
+    decided = operator.ok("POST", f"/rpc/admin/releases/{submitted['releaseId']}/decision",
+                          {"decision": "approve", "reason": "reviewed"})
+    assert decided["state"] == "published"
+    return decided
+
+
+def install(stack: StackClient, user: Caller | str, skill_id: str) -> None:
+    """The user installs the skill's published version (the install flow's service, on the stack's tables)."""
+    from datetime import UTC, datetime
+
+    from skillcore.db.dynamo import make_db
+    from skillcore.packages import installs
+    from skillcore.settings import Settings
+
+    settings = Settings.from_env(stack.env)
+    installs.install(installs.InstallDeps(db=make_db(settings), canary_percent=10,
+                                          high_risk_trust_levels=("verified_publisher",)),
+                     user if isinstance(user, str) else user.user, skill_id, now=datetime.now(UTC))
+
+

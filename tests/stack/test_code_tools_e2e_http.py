@@ -7,10 +7,7 @@ only, while another user's call of the clean tool beside it succeeds."""
 
 from __future__ import annotations
 
-import base64
 import json
-import subprocess
-import sys
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -18,31 +15,13 @@ from typing import Any
 
 import pytest
 
-from skillcore_local.template import ROOT
-from tests import code_package_support as cps
+from tests.code_package_support import HOSTILE_EVALS, install, publish
 from tests.sandbox_support import wasm
 
 from .conftest import Caller, StackClient
 
 pytestmark = pytest.mark.stack
 
-HOSTILE_EVALS = {"cases": [{"id": "no-days", "tool": "streak-score", "arguments": {"days": []},
-                            "output": {"days": 0}}]}
-
-
-def pack(*args: str | Path) -> str:
-    done = subprocess.run([sys.executable, "-m", "skillcore_pack", *map(str, args)], cwd=ROOT, capture_output=True,
-                          text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
-
-
-class Operator(Caller):
-    prefix = "operator"
-
-    def __init__(self, stack: StackClient) -> None:
-        super().__init__(stack)
-        self.auth = stack.token(self.user, admin=True)
 
 
 class User(Caller):
@@ -57,46 +36,6 @@ class User(Caller):
 
     def code_tools(self) -> list[dict[str, Any]]:
         return self.ok("GET", "/rpc/code-tools")["items"]
-
-
-def publish(stack: StackClient, tmp: Path, skill_id: str, **folder: Any) -> dict[str, Any]:
-    """A publisher registered by an operator; the example folder built, signed and verified with the publisher's
-    tool, submitted and approved over HTTP. The published release."""
-    operator, account = Operator(stack), Caller(stack, "publisher")
-    publisher_id = f"pub-{uuid.uuid4().hex[:10]}"
-    keys = tmp / f"keys-{skill_id}"
-    pack("keygen", "--out", keys)
-    operator.ok("POST", "/rpc/admin/publishers", {
-        "publisherId": publisher_id, "displayName": "Streak Lab", "userId": account.user,
-        "trustLevel": "community", "publicKey": (keys / "publisher.pub").read_text()}, status=201)
-    source = cps.write_folder(tmp / f"src-{skill_id}", skill_id=skill_id, publisher=publisher_id, **folder)
-    out = tmp / f"{skill_id}.zip"
-    pack("build", source, "--out", out)
-    pack("sign", out, "--key", keys / "publisher.key")
-    pack("verify", out, "--pub", keys / "publisher.pub")
-    submitted = account.ok("POST", "/rpc/releases", {
-        "package": base64.b64encode(out.read_bytes()).decode(),
-        "signature": out.with_name(out.name + ".sig").read_text()}, status=201)
-    assert submitted["state"] == "checked", submitted["report"]
-    checks = {r["check"]: r for r in submitted["report"]["results"]}
-    assert checks["code_tools"]["passed"] and checks["code_tools"]["cases"] >= 1
-    decided = operator.ok("POST", f"/rpc/admin/releases/{submitted['releaseId']}/decision",
-                          {"decision": "approve", "reason": "reviewed"})
-    assert decided["state"] == "published"
-    return decided
-
-
-def install(stack: StackClient, user: Caller, skill_id: str) -> None:
-    from datetime import UTC, datetime
-
-    from skillcore.db.dynamo import make_db
-    from skillcore.packages import installs
-    from skillcore.settings import Settings
-
-    settings = Settings.from_env(stack.env)
-    installs.install(installs.InstallDeps(db=make_db(settings), canary_percent=10,
-                                          high_risk_trust_levels=("verified_publisher",)),
-                     user.user, skill_id, now=datetime.now(UTC))
 
 
 def test_a_published_code_tool_is_installed_and_called_from_a_chat_turn(stack: StackClient, tmp_path: Path) -> None:

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from tests.code_package_support import HOSTILE_EVALS, install, publish
 from tests.sandbox_support import wasm
 
 from .conftest import StackClient
-from .test_code_tools_e2e_http import HOSTILE_EVALS, install, publish
 from .test_mcp_http import EXPECTED_TOOLS, Host, run
 
 pytestmark = pytest.mark.stack

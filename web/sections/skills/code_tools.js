@@ -14,17 +14,17 @@ function bytes(n) {
   return `${number(n)} B`;
 }
 
-function CodeTool({ tool }) {
+function CodeTool({ tool, zone }) {
   const id = `code-tool-${tool.skillId}-${tool.toolId}`;
   const limits = tool.limits;
   return html`<article class="card" aria-labelledby=${id} data-code-tool=${tool.toolId} data-skill=${tool.skillId}>
     <h3 id=${id}><code>${tool.toolId}</code> <span class="meta"><code>${tool.skillId}</code> · ${t("skills.version")} ${tool.version}</span></h3>
     <dl class="facts" data-testid="limits">
-      <dt>${t("codeTools.fuel")}</dt><dd data-limit="fuel">${number(limits.fuel)}</dd>
-      <dt>${t("codeTools.memory")}</dt><dd data-limit="memory">${bytes(limits.memoryBytes)}</dd>
-      <dt>${t("codeTools.time")}</dt><dd data-limit="time">${t("codeTools.ms", { n: number(limits.timeoutMs) })}</dd>
-      <dt>${t("codeTools.output")}</dt><dd data-limit="output">${bytes(limits.outputBytes)}</dd>
-      <dt>${t("codeTools.hostCalls")}</dt><dd data-limit="hostCalls">${number(limits.hostCalls)}</dd>
+      <dt>${t("codeTools.fuel")}</dt><dd data-limit="fuel"><code>${number(limits.fuel)}</code></dd>
+      <dt>${t("codeTools.memory")}</dt><dd data-limit="memory"><code>${bytes(limits.memoryBytes)}</code></dd>
+      <dt>${t("codeTools.time")}</dt><dd data-limit="time"><code>${number(limits.timeoutMs)} ms</code></dd>
+      <dt>${t("codeTools.output")}</dt><dd data-limit="output"><code>${bytes(limits.outputBytes)}</code></dd>
+      <dt>${t("codeTools.hostCalls")}</dt><dd data-limit="hostCalls"><code>${number(limits.hostCalls)}</code></dd>
       <dt>${t("codeTools.hostFunctions")}</dt>
       <dd>${tool.hostFunctions.length === 0 ? t("codeTools.none") : tool.hostFunctions.map((f) => html`<code>${f}</code> `)}</dd>
       <dt>${t("codeTools.module")}</dt><dd>${t(tool.precompiled ? "codeTools.precompiled" : "codeTools.compiled")}</dd>
@@ -40,12 +40,12 @@ function CodeTool({ tool }) {
           )}</tbody>
         </table>
         <ul class="plain" data-testid="recent" aria-label=${t("codeTools.recent")}>
-          ${tool.recent.map((o) => html`<li><time datetime=${o.at}>${formatTime(o.at)}</time> · <code>${o.code}</code></li>`)}
+          ${tool.recent.map((o) => html`<li><time datetime=${o.at}>${formatTime(o.at, zone)}</time> · <code>${o.code}</code></li>`)}
         </ul>`}
   </article>`;
 }
 
-export function CodeTools() {
+export function CodeTools({ zone }) {
   const state = useLoad(() => get("/code-tools"), []);
   return html`<section aria-labelledby="code-tools-title" data-testid="code-tools">
     <h2 id="code-tools-title">${t("codeTools.title")}</h2>
@@ -54,7 +54,7 @@ export function CodeTools() {
       ${(body) =>
         body.items.length === 0
           ? html`<${Empty} text=${t("codeTools.empty")} />`
-          : body.items.map((tool) => html`<${CodeTool} key=${`${tool.skillId}/${tool.toolId}`} tool=${tool} />`)}
+          : body.items.map((tool) => html`<${CodeTool} key=${`${tool.skillId}/${tool.toolId}`} tool=${tool} zone=${zone} />`)}
     <//>
   </section>`;
 }

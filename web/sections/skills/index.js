@@ -50,7 +50,7 @@ function SkillCard({ skill, onChange }) {
   </article>`;
 }
 
-export default function Skills() {
+export default function Skills({ ctx }) {
   const catalog = useLoad(() => listAll("/skills"), []);
   const replace = (item) => catalog.setData((items) => items.map((s) => (s.skillId === item.skillId ? item : s)));
   return html`<section aria-labelledby="skills-title">
@@ -62,6 +62,6 @@ export default function Skills() {
           ? html`<${Empty} text=${t("skills.empty")} />`
           : items.map((skill) => html`<${SkillCard} key=${skill.skillId} skill=${skill} onChange=${replace} />`)}
     <//>
-    <${CodeTools} />
+    <${CodeTools} zone=${ctx?.profile?.timezone} />
   </section>`;
 }
