@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillcore.api.routes_capabilities import CapabilityRouteDeps
     from skillcore.api.routes_core import CoreDeps
     from skillcore.api.routes_hosted import HostedRouteDeps
+    from skillcore.api.routes_installs import InstallRouteDeps
     from skillcore.api.routes_packages import PackageRouteDeps
     from skillcore.api.routes_skills import SkillDeps
     from skillcore.api.toolbox import Toolbox
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
     from skillcore.limits.service import Limiter
     from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
+    from skillcore.packages.installs import InstallDeps
     from skillcore.packages.service import PackageDeps
     from skillcore.settings import Settings
     from skillcore.skills.builtin import Skills
@@ -60,6 +62,7 @@ GROUP_DEPS: dict[str, str] = {
     "skillcore.api.routes_automation": "skill_routes",
     "skillcore.api.routes_capabilities": "capability_routes",
     "skillcore.api.routes_packages": "package_routes",
+    "skillcore.api.routes_installs": "install_routes",
     "skillcore.api.routes_chat": "chat_routes",
     "skillcore.api.routes_approvals": "approval_routes",
     "skillcore.api.routes_hosted": "hosted_routes",
@@ -254,7 +257,24 @@ class Root:
                 return DirectoryBlobs(settings.local_package_dir)
             raise RuntimeError("no package store: set SKILLS_PACKAGE_BUCKET (or SKILLS_LOCAL_PACKAGE_DIR locally)")
 
-        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()})
+        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()},
+                           high_risk_trust_levels=settings.high_risk_trust_levels, rollout=self.rollout_settings)
+
+    @cached_property
+    def rollout_settings(self) -> Any:
+        from skillcore.packages.rollout import RolloutSettings
+
+        s = self.settings
+        return RolloutSettings(canary_percent=s.canary_percent, window_minutes=s.rollout_window_minutes,
+                               min_calls=s.rollout_min_calls, threshold_percent=s.rollback_threshold_percent)
+
+    @cached_property
+    def installs(self) -> InstallDeps:
+        """A user's installs of catalog skills (packages/installs.py): the catalog table and the settings."""
+        from skillcore.packages.installs import InstallDeps
+
+        return InstallDeps(db=self.db, canary_percent=self.settings.canary_percent,
+                           high_risk_trust_levels=self.settings.high_risk_trust_levels)
 
     # -- the route groups' collaborators (GROUP_DEPS)
     @cached_property
@@ -289,6 +309,12 @@ class Root:
         from skillcore.api.routes_packages import PackageRouteDeps
 
         return PackageRouteDeps(packages=self.packages, capabilities=self.capabilities, clock=self.clock)
+
+    @cached_property
+    def install_routes(self) -> InstallRouteDeps:
+        from skillcore.api.routes_installs import InstallRouteDeps
+
+        return InstallRouteDeps(installs=self.installs, clock=self.clock)
 
     @cached_property
     def chat_routes(self) -> ChatDeps:
@@ -342,6 +368,8 @@ class McpFunction(NamedTuple):
 class ScanFunction(NamedTuple):
     root: Root
     probes: tuple[DueProbe, ...]
+    # The running canaries of installed skills, evaluated once a scan (packages/rollout.py): now -> counts.
+    rollouts: Callable[[datetime], dict[str, Any]] | None = None
 
 
 class WorkerFunction(NamedTuple):
@@ -403,11 +431,14 @@ def scan() -> ScanFunction:
     from skillcore.background import job_store
     from skillcore.work.drain import Probe
 
+    from skillcore.packages.rollout import evaluator
+
     root = Root()
     db = root.db
     root.work_queue  # noqa: B018 - the clients are made at init
     return ScanFunction(root, (Probe("background", functools.partial(job_store.probe, db)),
-                               Probe("automation", functools.partial(automation_store.probe, db))))
+                               Probe("automation", functools.partial(automation_store.probe, db))),
+                        rollouts=evaluator(db, root.rollout_settings))
 
 
 def worker() -> WorkerFunction:

@@ -134,6 +134,7 @@ def skill_manifest(installed: InstalledSkill, *, name: str | None = None) -> Ski
     return SkillManifest(
         skill_id=installed.skill_id, version=installed.version, kind=SkillKind.TOOL,
         name=(name or installed.skill_id)[:60], description=f"{installed.skill_id} ({installed.trust_level.value})",
+        source="package",
         permissions=tuple(PermissionRequirement(code=p.code, risk_level=RiskLevel(p.risk_level),
                                                 approval_mode=ApprovalMode(p.approval_mode))
                           for p in installed.permissions),
