@@ -204,7 +204,19 @@ class Root:
     def catalog(self) -> CatalogDeps:
         from skillcore.capabilities.catalog import CatalogDeps
 
-        return CatalogDeps(db=self.db, skills=self.skills)
+        percent = self.settings.canary_percent
+
+        def installed(user_id: str) -> Any:
+            from skillcore.packages import serve  # the installs' code loads with the first listing
+
+            return serve.offers(self.packages, percent)(user_id)
+
+        def installed_protocol(user_id: str, skill_id: str, host_profile: str | None) -> Any:
+            from skillcore.packages import serve
+
+            return serve.protocols(self.packages, percent, self.clock)(user_id, skill_id, host_profile)
+
+        return CatalogDeps(db=self.db, skills=self.skills, installed=installed, installed_protocol=installed_protocol)
 
     @cached_property
     def drafts(self) -> DraftDeps:
@@ -295,7 +307,17 @@ class Root:
 
             return endpoint_store.tool_schemas(db, user_id, endpoint_id)
 
-        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools)
+        percent = self.settings.canary_percent
+
+        def installed(user_id: str) -> Any:
+            from skillcore.packages.installs import all_installed, skill_manifest  # with the first listing
+            from skillcore.policy.skills import Installed
+
+            return [Installed(skill_manifest(i), i.trust_level.value)
+                    for i in all_installed(db, user_id, canary_percent=percent)]
+
+        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools,
+                         installed=installed)
 
     @cached_property
     def capability_routes(self) -> CapabilityRouteDeps:

@@ -69,7 +69,8 @@ class RolloutSettings(Struct, frozen=True, kw_only=True):
 
 def version_ref(release: Release, *, input_narrowed: bool = False) -> VersionRef:
     return VersionRef(version=release.version, release_id=release.release_id, permissions=release.permissions,
-                      input_narrowed=input_narrowed)
+                      input_narrowed=input_narrowed, display_name=release.display_name,
+                      when_to_use=release.when_to_use)
 
 
 def _audit(db: Db, release: Release, action: AuditAction, now: datetime, decision: Decision, *,

@@ -221,6 +221,7 @@ def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: st
         blob_key=key, signature=signature_text or "", state=ReleaseState.CHECKED if passed else ReleaseState.REJECTED,
         trust_level=publisher.trust_level, display_name=manifest.protocol.display_name,
         description=package.skill.description, permissions=_permissions(package), remotes=len(manifest.remotes),
+        when_to_use=tuple(manifest.protocol.when_to_use),
         report=report, submitted_by=user_id, submitted_at=now,
         decided_by=None if passed else RELEASE_CHECK, decided_at=None if passed else now,
         reason=None if passed else CHECKS_FAILED,
