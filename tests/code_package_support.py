@@ -109,17 +109,9 @@ def publish(stack: StackClient, tmp: Path, skill_id: str, **folder: Any) -> dict
     return decided
 
 
-def install(stack: StackClient, user: Caller | str, skill_id: str) -> None:
-    """The user installs the skill's published version (the install flow's service, on the stack's tables)."""
-    from datetime import UTC, datetime
-
-    from skillcore.db.dynamo import make_db
-    from skillcore.packages import installs
-    from skillcore.settings import Settings
-
-    settings = Settings.from_env(stack.env)
-    installs.install(installs.InstallDeps(db=make_db(settings), canary_percent=10,
-                                          high_risk_trust_levels=("verified_publisher",)),
-                     user if isinstance(user, str) else user.user, skill_id, now=datetime.now(UTC))
-
-
+def install(stack: StackClient, user: Caller | str, skill_id: str) -> dict[str, Any]:
+    """The user installs the skill's published version over HTTP (POST /rpc/installs); grants nothing."""
+    token = user.auth if isinstance(user, Caller) else stack.token(user)
+    status, body = stack.call("POST", "/rpc/installs", {"skillId": skill_id}, token=token)
+    assert status == 201, body
+    return dict(body)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillcore.api.routes_capabilities import CapabilityRouteDeps
     from skillcore.api.routes_core import CoreDeps
     from skillcore.api.routes_hosted import HostedRouteDeps
+    from skillcore.api.routes_installs import InstallRouteDeps
     from skillcore.api.routes_packages import PackageRouteDeps
     from skillcore.api.routes_skills import SkillDeps
     from skillcore.api.toolbox import Toolbox
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from skillcore.limits.service import Limiter
     from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
+    from skillcore.packages.installs import InstallDeps
     from skillcore.packages.service import PackageDeps
     from skillcore.settings import Settings
     from skillcore.skills.builtin import Skills
@@ -62,6 +64,7 @@ GROUP_DEPS: dict[str, str] = {
     "skillcore.api.routes_automation": "skill_routes",
     "skillcore.api.routes_capabilities": "capability_routes",
     "skillcore.api.routes_packages": "package_routes",
+    "skillcore.api.routes_installs": "install_routes",
     "skillcore.api.routes_chat": "chat_routes",
     "skillcore.api.routes_approvals": "approval_routes",
     "skillcore.api.routes_hosted": "hosted_routes",
@@ -205,7 +208,19 @@ class Root:
     def catalog(self) -> CatalogDeps:
         from skillcore.capabilities.catalog import CatalogDeps
 
-        return CatalogDeps(db=self.db, skills=self.skills)
+        percent = self.settings.canary_percent
+
+        def installed(user_id: str) -> Any:
+            from skillcore.packages import serve  # the installs' code loads with the first listing
+
+            return serve.offers(self.packages, percent)(user_id)
+
+        def installed_protocol(user_id: str, skill_id: str, host_profile: str | None) -> Any:
+            from skillcore.packages import serve
+
+            return serve.protocols(self.packages, percent, self.clock)(user_id, skill_id, host_profile)
+
+        return CatalogDeps(db=self.db, skills=self.skills, installed=installed, installed_protocol=installed_protocol)
 
     @cached_property
     def drafts(self) -> DraftDeps:
@@ -247,7 +262,7 @@ class Root:
         from skillcore.packages import installs
 
         db = self.db
-        canary = int(getattr(self.settings, "canary_percent", 10))  # the rollout's setting (packages/upgrades.py)
+        canary = self.settings.canary_percent  # the rollout's share (packages/upgrades.py)
 
         def installed(user_id: str) -> list[InstalledSkill]:
             return [InstalledSkill(skill_id=i.skill_id, version=i.version, release_id=i.release_id)
@@ -290,7 +305,24 @@ class Root:
                 return DirectoryBlobs(settings.local_package_dir)
             raise RuntimeError("no package store: set SKILLS_PACKAGE_BUCKET (or SKILLS_LOCAL_PACKAGE_DIR locally)")
 
-        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()})
+        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()},
+                           high_risk_trust_levels=settings.high_risk_trust_levels, rollout=self.rollout_settings)
+
+    @cached_property
+    def rollout_settings(self) -> Any:
+        from skillcore.packages.rollout import RolloutSettings
+
+        s = self.settings
+        return RolloutSettings(canary_percent=s.canary_percent, window_minutes=s.rollout_window_minutes,
+                               min_calls=s.rollout_min_calls, threshold_percent=s.rollback_threshold_percent)
+
+    @cached_property
+    def installs(self) -> InstallDeps:
+        """A user's installs of catalog skills (packages/installs.py): the catalog table and the settings."""
+        from skillcore.packages.installs import InstallDeps
+
+        return InstallDeps(db=self.db, canary_percent=self.settings.canary_percent,
+                           high_risk_trust_levels=self.settings.high_risk_trust_levels)
 
     # -- the route groups' collaborators (GROUP_DEPS)
     @cached_property
@@ -311,7 +343,17 @@ class Root:
 
             return endpoint_store.tool_schemas(db, user_id, endpoint_id)
 
-        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools)
+        percent = self.settings.canary_percent
+
+        def installed(user_id: str) -> Any:
+            from skillcore.packages.installs import all_installed, skill_manifest  # with the first listing
+            from skillcore.policy.skills import Installed
+
+            return [Installed(skill_manifest(i), i.trust_level.value)
+                    for i in all_installed(db, user_id, canary_percent=percent)]
+
+        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools,
+                         installed=installed)
 
     @cached_property
     def capability_routes(self) -> CapabilityRouteDeps:
@@ -325,6 +367,12 @@ class Root:
         from skillcore.api.routes_packages import PackageRouteDeps
 
         return PackageRouteDeps(packages=self.packages, capabilities=self.capabilities, clock=self.clock)
+
+    @cached_property
+    def install_routes(self) -> InstallRouteDeps:
+        from skillcore.api.routes_installs import InstallRouteDeps
+
+        return InstallRouteDeps(installs=self.installs, clock=self.clock)
 
     @cached_property
     def chat_routes(self) -> ChatDeps:
@@ -378,6 +426,8 @@ class McpFunction(NamedTuple):
 class ScanFunction(NamedTuple):
     root: Root
     probes: tuple[DueProbe, ...]
+    # The running canaries of installed skills, evaluated once a scan (packages/rollout.py): now -> counts.
+    rollouts: Callable[[datetime], dict[str, Any]] | None = None
 
 
 class WorkerFunction(NamedTuple):
@@ -439,11 +489,14 @@ def scan() -> ScanFunction:
     from skillcore.background import job_store
     from skillcore.work.drain import Probe
 
+    from skillcore.packages.rollout import evaluator
+
     root = Root()
     db = root.db
     root.work_queue  # noqa: B018 - the clients are made at init
     return ScanFunction(root, (Probe("background", functools.partial(job_store.probe, db)),
-                               Probe("automation", functools.partial(automation_store.probe, db))))
+                               Probe("automation", functools.partial(automation_store.probe, db))),
+                        rollouts=evaluator(db, root.rollout_settings))
 
 
 def worker() -> WorkerFunction:

@@ -554,3 +554,11 @@ class UpgradeNotPending(Conflict):
 
     code = "upgrade_not_pending"
     default_message = "no upgrade of this version is waiting for your consent"
+
+
+class CanaryRunning(Conflict):
+    """Approving a version of a skill while another of its versions is in its canary (packages/rollout.py):
+    wait until that one is promoted or rolled back."""
+
+    code = "canary_running"
+    default_message = "another version of this skill is in its canary; decide this one when that one is done"

@@ -66,6 +66,9 @@ class InstalledSkill(Frozen, frozen=True, kw_only=True):
     canary: bool = False  # serving a canary version
     installed_at: datetime
     updated_at: datetime
+    # The serving version's publisher texts (shown quoted, never instructions).
+    display_name: str = ""
+    when_to_use: tuple[str, ...] = ()
 
 
 class Serving(Struct, frozen=True):
@@ -102,6 +105,7 @@ def _installed(install: Install, rollout: Rollout | None, canary_percent: int) -
         pending_version=found.pending.version if found.pending else None,
         pending_permissions=found.pending.permissions if found.pending else (), canary=found.canary,
         installed_at=install.installed_at, updated_at=install.updated_at,
+        display_name=found.serving.display_name, when_to_use=found.serving.when_to_use,
     )
 
 
@@ -134,6 +138,7 @@ def skill_manifest(installed: InstalledSkill, *, name: str | None = None) -> Ski
     return SkillManifest(
         skill_id=installed.skill_id, version=installed.version, kind=SkillKind.TOOL,
         name=(name or installed.skill_id)[:60], description=f"{installed.skill_id} ({installed.trust_level.value})",
+        source="package",
         permissions=tuple(PermissionRequirement(code=p.code, risk_level=RiskLevel(p.risk_level),
                                                 approval_mode=ApprovalMode(p.approval_mode))
                           for p in installed.permissions),
@@ -158,7 +163,8 @@ def install(deps: InstallDeps, user_id: str, skill_id: str, *, now: datetime) ->
         raise NotFound("skill not found in the catalog")
     rollout = install_store.get_rollout(deps.db, skill_id)
     stable = rollout.stable if rollout and rollout.stable else VersionRef(
-        version=skill.latest_version, release_id=skill.latest_release_id, permissions=skill.permissions)
+        version=skill.latest_version, release_id=skill.latest_release_id, permissions=skill.permissions,
+        display_name=skill.display_name or "")
     trust.check(skill.trust_level.value, stable.permissions, deps.high_risk_trust_levels)
     record = Install(user_id=user_id, skill_id=skill_id, publisher_id=skill.publisher_id,
                      trust_level=skill.trust_level, current=stable, installed_at=now, updated_at=now)

@@ -124,6 +124,8 @@ class Release(Frozen, frozen=True, kw_only=True):
     tools: tuple[ReleaseTool, ...] = ()
     # Set when the release was rolled back (packages/rollout.py): the publisher's notice, codes and counts only.
     rollback: RollbackNotice | None = None
+    # The protocol's whenToUse (the publisher's texts: shown quoted, never instructions), for agent hosts' listing.
+    when_to_use: tuple[str, ...] = ()
 
 
 class RollbackNotice(Frozen, frozen=True, kw_only=True):
@@ -163,6 +165,9 @@ class VersionRef(Frozen, frozen=True, kw_only=True):
     # Whether its tool bindings' input schemas are narrower than the version it followed in the rollout's
     # history (decided once, when it was approved: packages/upgrades.py).
     input_narrowed: bool = False
+    # The publisher's texts (shown quoted, never instructions): its protocol's displayName and whenToUse.
+    display_name: str = ""
+    when_to_use: tuple[str, ...] = ()
 
 
 class Install(Frozen, frozen=True, kw_only=True):

@@ -20,16 +20,6 @@ DEFAULT_HIGH_RISK = (TrustLevel.BUILTIN.value, TrustLevel.VERIFIED.value)
 HIGH_RISK = frozenset({"L3", "L4"})
 
 
-def parse_levels(raw: str) -> tuple[str, ...]:
-    """The setting's value: trust levels separated by commas (an empty value: none may)."""
-    levels = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
-    known = {t.value for t in TrustLevel}
-    unknown = [level for level in levels if level not in known]
-    if unknown:
-        raise ValueError(f"SKILLS_HIGH_RISK_TRUST_LEVELS names unknown trust levels: {', '.join(unknown)}")
-    return levels
-
-
 def first_high_risk(permissions: Iterable[Permission]) -> Permission | None:
     return next((p for p in permissions if p.risk_level in HIGH_RISK), None)
 
