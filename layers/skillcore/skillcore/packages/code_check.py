@@ -30,11 +30,13 @@ MANIFEST = "skillcore.json"
 
 
 def skill_manifest(package: Package) -> SkillManifest:
-    """The skill a package's code tools run as: its id, version and declared permissions (PolicyGate reads these)."""
+    """The skill a package's code tools run as: its id, version and declared permissions (PolicyGate reads these),
+    as an installed skill's serving version (`source` package: the ToolRunner counts its outcomes for its canary).
+    Named by its id: a publisher's texts are never a name the server speaks."""
     manifest = package.manifest
     return SkillManifest(
-        skill_id=manifest.skill_id, version=manifest.version, kind=SkillKind.TOOL,
-        name=manifest.protocol.display_name[:60], description=package.skill.description[:300],
+        skill_id=manifest.skill_id, version=manifest.version, kind=SkillKind.TOOL, source="package",
+        name=manifest.skill_id[:60], description=f"{manifest.skill_id} (code tools)",
         permissions=tuple(PermissionRequirement(code=p.code, risk_level=p.risk_level, approval_mode=p.approval_mode)
                           for p in manifest.permissions),
     )
