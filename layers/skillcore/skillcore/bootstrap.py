@@ -451,9 +451,8 @@ def scan() -> ScanFunction:
 
     from skillcore.automation import store as automation_store
     from skillcore.background import job_store
-    from skillcore.work.drain import Probe
-
     from skillcore.packages.rollout import evaluator
+    from skillcore.work.drain import Probe
 
     root = Root()
     db = root.db
