@@ -1,5 +1,6 @@
 // Skills (技能): the catalog, each skill's kind, version and description, and its enable switch.
-// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section.
+// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section. Below the
+// skills, the catalog (catalog.js): published skills to install, with their trust level and permissions first.
 import "./messages.js";
 import { listAll, patch } from "../../lib/api.js";
 import { ask } from "../../lib/confirm.js";
@@ -7,6 +8,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillDescription, skillName } from "../../lib/names.js";
 import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
+import { Catalog, TrustBadge } from "./catalog.js";
 
 function SkillCard({ skill, onChange }) {
   const action = useAction();
@@ -23,6 +25,7 @@ function SkillCard({ skill, onChange }) {
         <p class="meta">
           ${t("skills.kind")}: <span class="tag" data-testid="kind">${t(`kind.${skill.kind}`)}</span>
           · ${t("skills.version")}: <span data-testid="version">${skill.version}</span>
+          · ${t("skills.trust")}: <${TrustBadge} level=${skill.trustLevel} />
         </p>
       </div>
       <${Switch}
@@ -61,5 +64,6 @@ export default function Skills() {
           ? html`<${Empty} text=${t("skills.empty")} />`
           : items.map((skill) => html`<${SkillCard} key=${skill.skillId} skill=${skill} onChange=${replace} />`)}
     <//>
+    <${Catalog} onChanged=${catalog.reload} />
   </section>`;
 }
