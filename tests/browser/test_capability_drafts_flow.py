@@ -6,9 +6,8 @@ again among the open drafts, resumed and confirmed."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import re
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, expect

@@ -89,7 +89,7 @@ def test_an_approval_is_a_card_approving_runs_the_call_and_the_result_is_a_data_
     approval_id = turn["reply"]["card"]["approvalId"]
     screenshot(page, f"chat-approval-card-{language}")
 
-    approve = card.get_by_role("button", name=f"批准调用 {tool}" if language == "zh" else f"Approve the call of {tool}")
+    approve = card.get_by_role("button", name=f"批准并调用 {tool}" if language == "zh" else f"Approve and call {tool}")
     with page.expect_response(lambda r: r.url.endswith(f"/rpc/approvals/{approval_id}"), timeout=SLOW_MS) as decided:
         approve.click()
     assert decided.value.status == 200 and decided.value.json()["status"] in ("approved", "used")
@@ -117,7 +117,7 @@ def test_denying_on_the_card_calls_nothing(page: Page, hosted_stack: StackClient
     calls_before = hosted.calls["add"]
     reply, turn = say(page, '/hosted deny_flow.add {"a": 1, "b": 1}')
     card = reply.get_by_test_id("approval-card")
-    card.get_by_role("button", name="拒绝调用 deny_flow.add").click()
+    card.get_by_role("button", name="拒绝 deny_flow.add").click()
     expect(card.get_by_test_id("card-status")).to_have_text("已拒绝：没有调用。")
     expect(last_reply(page).get_by_test_id("message-text")).to_have_text("已拒绝：deny_flow.add 没有被调用。")
     # deciding again (another tab, or a stale view) says it is no longer pending

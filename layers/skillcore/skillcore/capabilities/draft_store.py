@@ -135,7 +135,7 @@ def list_drafts(db: Db, user_id: str, *, status: DraftStatus | None, now: dateti
                 cursor: str | None) -> tuple[list[Draft], str | None]:
     """One page of the user's drafts, newest first, optionally of one status as of `now` (a filtered page may
     hold fewer than `limit` with a cursor to the rest)."""
-    filters = {
+    filters: dict[DraftStatus, tuple[str, dict[str, str], dict[str, Any]]] = {
         DraftStatus.OPEN: (f"{OPEN} AND {NOT_EXPIRED}", {"#status": "status", "#ttl": "ttl"},
                            {":open": DraftStatus.OPEN.value, ":now": epoch(now)}),
         DraftStatus.CONFIRMED: ("#status = :confirmed", {"#status": "status"},
