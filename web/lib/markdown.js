@@ -1,5 +1,5 @@
 // The agent's Markdown, rendered for the chat (issue 24): parsed by the npm package `streaming-markdown`
-// (vendored under /skills/vendor/, web/vendor.json), whose parser hands us tokens, never HTML. We build Preact
+// (vendored under /skills/vendor/, web/vendor.json, named in index.html's import map), whose parser hands us tokens, never HTML. We build Preact
 // elements from those tokens through an allow-list, so nothing in a reply is ever parsed as HTML:
 // - each token kind maps to one fixed element (headings become bold paragraphs, so a reply cannot break the
 //   page's heading outline); an unknown kind is a plain span;
@@ -8,7 +8,7 @@
 //   `javascript:` among them, leaves the link text without a link), and an ordered list's numeric `start`;
 // - images are never loaded: an image is a link to its address (when allowed) with its alt text.
 import { h } from "preact";
-import * as smd from "../vendor/smd.module.js";
+import * as smd from "streaming-markdown";
 
 const ELEMENTS = {
   [smd.PARAGRAPH]: "p",
