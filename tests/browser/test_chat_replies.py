@@ -126,3 +126,31 @@ def test_denying_on_the_card_calls_nothing(page: Page, hosted_stack: StackClient
     assert status == 409
     assert hosted.calls["add"] == calls_before
     assert api.history(agent["defaultConversationId"])[-1].get("card") is None
+
+
+def test_a_try_whose_approval_is_denied_on_the_page_says_so_and_sends_nothing(
+        page: Page, hosted_stack: StackClient, hosted: HostedServer, signed_in: Any) -> None:
+    signed_in(section="hosted", prefix="replies")
+    api = Api(page, hosted_stack)
+    api.setup(hosted, "try_flow")
+    page.reload()
+    endpoint = page.locator('article[data-endpoint="try_flow"]')
+    endpoint.get_by_role("button", name="试用工具 echo").click()
+    form = endpoint.get_by_test_id("try-it")
+    form.get_by_label(re.compile(r"^text")).fill("hi")
+    with page.expect_response(lambda r: r.url.endswith("/calls") and r.request.method == "POST",
+                              timeout=SLOW_MS) as answer:
+        form.get_by_role("button", name="发送调用").click()
+    assert answer.value.status == 409
+    approval_id = answer.value.json()["error"]["details"]["approvalId"]
+    expect(form.get_by_test_id("approval-required")).to_contain_text("批准后，它会自动重新发送")
+    calls_before = hosted.calls["echo"]
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url) if r.url.endswith("/calls") else None)
+    form.get_by_test_id("approval-link").click()
+    item = page.locator(f'li[data-approval="{approval_id}"]')
+    with page.expect_response(lambda r: r.url.endswith(f"/rpc/approvals/{approval_id}")) as decided:
+        item.get_by_role("button", name="拒绝调用 echo（Flow try_flow）").click()
+    assert decided.value.status == 200
+    expect(form.get_by_test_id("try-denied")).to_have_text("审批被拒绝：这次调用没有发送。")
+    assert sent == [] and hosted.calls["echo"] == calls_before

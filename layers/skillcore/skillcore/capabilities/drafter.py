@@ -252,6 +252,8 @@ def question(kind: GapKind, path: str, language: Language, *, ref: str | None = 
     }
     if field in fixed:
         return fixed[field][0 if zh else 1]
+    if field not in names:  # a path the person has no word for: never shown to them
+        return "请补充这一部分的信息。" if zh else "Please tell me more about this part."
     return (f"请补充：{label}" if zh else f"Please tell me more about: {label}")
 
 
