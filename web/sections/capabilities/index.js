@@ -100,7 +100,7 @@ export default function Capabilities() {
                     onOpen=${(picked) => (setNotice(""), setOpenId(picked.userCapabilityId))} />`,
                 )}
               </ul>`}
-          ${openId !== "talk" && html`<${OpenDrafts} onResume=${talk} reloadKey=${draftsRead} />`}
+          ${openId === null && html`<${OpenDrafts} onResume=${talk} reloadKey=${draftsRead} />`}
           ${openId === "talk" &&
           html`<${DraftFlow} key=${resumed ? resumed.draftId : "new"} initial=${resumed} skills=${skills} onClose=${endTalk}
             onConfirmed=${(capability) => (endTalk(), created(capability, t("caps.created", { name: capability.displayName })))} />`}
