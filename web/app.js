@@ -9,6 +9,7 @@ import { lang, LANGUAGES, onLangChange, register, setLang, t } from "./lib/i18n.
 import { setLimits } from "./lib/limits.js";
 import { labelTables } from "./lib/stacked_tables.js";
 import { browserZone, ErrorBox, Loading } from "./lib/ui.js";
+import { ZoneSetting } from "./lib/zone.js";
 import { SECTIONS } from "./sections/index.js";
 
 register({
@@ -153,7 +154,7 @@ function Shell({ profile: initialProfile, agents: initialAgents }) {
       <div class="who">
         <span>${t("app.signedInAs")} <strong data-testid="user">${who && who.sub}</strong></span>
         ${who && (who["cognito:groups"] || []).includes("admin") && html`<span class="badge">${t("app.admin")}</span>`}
-        <span class="zone">${t("app.zone")}: <span data-testid="zone">${profile.timezone}</span></span>
+        <${ZoneSetting} profile=${profile} onSaved=${ctx.setProfile} />
       </div>
       <div class="lang" role="group" aria-label=${t("app.language")}>
         ${LANGUAGES.map(

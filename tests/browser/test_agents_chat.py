@@ -270,7 +270,8 @@ def test_chat_turns_show_their_run_kind(page: Page, stack: StackClient, signed_i
     page.route(MESSAGES_URL, fail)
     box(page).fill("再试一次")
     box(page).press("Enter")
-    expect(page.get_by_role("alert")).to_contain_text("服务暂时不可用")
+    # The page says an `internal` refusal in its own words (the envelope's sentence is the server's).
+    expect(page.get_by_role("alert")).to_contain_text("服务出错了，请稍后重试。")
     expect(page.get_by_test_id("chat-status")).to_have_text("消息没有发出，仍保留在输入框里，可以重试。")
     expect(box(page)).to_have_value("再试一次")
     expect(box(page)).to_be_focused()
@@ -330,7 +331,7 @@ def test_memory_read_grant_and_revoke_change_the_reply(
 
     grant(stack, page, MEMORY_SKILL, "memory:read")
     reply, turn = say(page, QUESTION)
-    expect(reply.get_by_test_id("message-text")).to_have_text(f"我记得这些：\n{MEMORY_TEXT}")
+    expect(reply.get_by_test_id("message-text")).to_have_text(f"我记得这些：\n{MEMORY_TEXT}", use_inner_text=True)
     expect_run(reply, "工具技能", MEMORY_SKILL, "成功")
     expect(reply.get_by_role("link")).to_have_count(0)
 
@@ -419,7 +420,7 @@ def test_history_error_and_retry(page: Page, stack: StackClient, signed_in: Any)
     page.route(MESSAGES_URL, broken)
     page.reload()
     alert = page.get_by_role("alert")
-    expect(alert).to_contain_text("出了点问题")
+    expect(alert).to_contain_text("服务出错了，请稍后重试。")
     expect(alert).to_contain_text("internal")
     page.unroute(MESSAGES_URL)
     alert.get_by_role("button", name="重试").click()

@@ -108,13 +108,16 @@ def test_create_with_a_field_error_then_save(page: Page, stack: StackClient, sig
     # The error is at the objective and nowhere else.
     expect(editor.get_by_test_id("field-error")).to_have_count(1)
     expect(editor.get_by_role("alert")).to_contain_text("unsafe_text")
+    # The refusal in the page's words, not the server's English sentence.
+    expect(editor.get_by_role("alert")).to_contain_text("有文字看起来像给 Agent 的指令，请改写标出的字段。")
+    assert got.value.json()["error"]["message"] not in editor.get_by_role("alert").inner_text()
     assert user.capabilities() == []
 
     # A shape error from the request model lands at its field too (the name's pattern).
     objective.fill("回顾这一周的目标进展")
     editor.get_by_label("名称（英文标识，创建后不能修改）", exact=True).fill("Weekly")
     editor.get_by_role("button", name="创建草稿").click()
-    expect(editor.locator("#cap-name-error")).to_be_visible()
+    expect(editor.locator("#cap-name-error")).to_have_text("格式不对。")
     expect(editor.get_by_label("名称（英文标识，创建后不能修改）", exact=True)).to_have_attribute("aria-invalid", "true")
     expect(objective).not_to_have_attribute("aria-invalid", "true")
 

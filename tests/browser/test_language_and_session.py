@@ -110,15 +110,17 @@ def test_an_error_envelope_shows_its_message_and_code_never_a_stack(
     page.get_by_label("内容").fill("字" * 1001)
     page.get_by_role("button", name="添加", exact=True).click()
     alert = page.locator("form").get_by_role("alert")
-    expect(alert).to_contain_text("request is not valid")
+    expect(alert).to_contain_text("有内容不符合要求，请检查标出的字段。")
     expect(alert).to_contain_text("错误代码: validation_error")
     expect(page.locator("#memory-content-error")).to_contain_text("1000")
     expect(page.get_by_label("内容")).to_have_attribute("aria-invalid", "true")
     text = page.locator("main").inner_text()
     assert "Traceback" not in text and "Error:" not in text and ".js:" not in text
-    # In English the page's own words change; the envelope's message is the server's, as sent.
+    # The page says it in its own words, in the language shown: the switch changes the shown refusal too.
     page.get_by_role("button", name="English").click()
+    expect(alert).to_contain_text("Something does not fit: check the marked fields.")
     expect(alert).to_contain_text("Error code: validation_error")
+    expect(page.locator("#memory-content-error")).to_have_text("At most 1000 characters.")
 
 
 def test_a_stale_sign_in_on_an_l3_grant_asks_to_sign_in_again_and_back(

@@ -112,7 +112,7 @@ def test_the_server_field_errors_show_next_to_the_fields(
     page.get_by_label("内容").fill("内容")
     page.get_by_role("button", name="添加", exact=True).click()
     alert = page.locator("form").get_by_role("alert")
-    expect(alert).to_contain_text("request is not valid")
+    expect(alert).to_contain_text("有内容不符合要求")
     expect(alert).to_contain_text("validation_error")
     expect(page.locator("#memory-title-error")).to_contain_text("80")
     expect(page.get_by_label("标题")).to_have_attribute("aria-invalid", "true")
@@ -161,7 +161,9 @@ def test_the_activity_section_lists_the_grant_the_run_and_the_evaluation_summary
     expect(grant).to_contain_text("用户")
     runs = page.get_by_test_id("runs").locator("tbody tr")
     expect(runs).to_have_count(1)
-    expect(runs).to_contain_text(conversation)
+    # The conversation by its agent's name, a link to the chat: never its id.
+    expect(runs.get_by_role("link", name="Mika")).to_have_attribute("href", f"#/agents?agent={agent['agentId']}")
+    expect(runs).not_to_contain_text(conversation)
     expect(runs).to_contain_text("毫秒")
 
     # The evaluation summary: each skill's precision and recall, from the data file `make evals` wrote.

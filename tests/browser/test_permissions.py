@@ -309,5 +309,5 @@ def test_skill_names_in_chinese_and_in_english(page: Page, signed_in: Any) -> No
     expect(row.get_by_test_id("approval")).to_have_text("persistent grant")
     expect(row).to_have_class(re.compile(r"\bhighlight\b"))
     expect(switch(page, REMINDER, PROACTIVE)).to_have_accessible_name(
-        "Grant Send proactive reminders (proactive_message:write), scope: the whole user"
+        "Grant Goal check-in reminder: Send proactive reminders (proactive_message:write), scope: the whole user"
     )

@@ -184,7 +184,8 @@ def test_reminders_through_the_page(page: Page, stack: StackClient, user: PageUs
     scan(stack, parse(third["nextAttemptAt"]) + timedelta(seconds=1))
     third_row = row(page, third["jobId"])
     expect(third_row.locator("[data-status]")).to_have_text("失败")
-    expect(third_row.get_by_test_id("error-code")).to_have_text("grant_missing")
+    expect(third_row.get_by_test_id("error-code")).to_have_text("未授权")
+    expect(third_row.get_by_test_id("error-code")).to_have_attribute("data-code", "grant_missing")
     expect(third_row.get_by_role("button")).to_have_count(0)
     assert [m["messageId"] for m in user.messages(agent["defaultConversationId"])] == [first["jobId"]]
     page.get_by_role("button", name="刷新").click()
@@ -245,7 +246,8 @@ def test_running_and_retrying_jobs(page: Page, stack: StackClient, user: PageUse
     other_row = row(page, other["jobId"])
     expect(other_row.locator("[data-status]")).to_have_text("重试")
     expect(other_row.get_by_test_id("attempts")).to_have_text("1/3")
-    expect(other_row.get_by_test_id("error-code")).to_have_text("transient_error")
+    expect(other_row.get_by_test_id("error-code")).to_have_text("暂时性错误")
+    expect(other_row.get_by_test_id("error-code")).to_have_attribute("data-code", "transient_error")
 
 
 def test_a_job_that_started_meanwhile_answers_not_cancellable(

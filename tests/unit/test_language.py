@@ -38,6 +38,23 @@ def test_a_command_alone_shows_no_language(rest, command):
     assert choose([command + rest]) is DEFAULT is Language.ZH
 
 
+def test_a_command_s_json_and_identifiers_show_no_language():
+    """`/hosted test_flow.add {"a": 2, "b": 3}` in a Chinese conversation is answered in Chinese: its JSON keys,
+    numbers and identifiers are not words; its string values and the words after a command still are."""
+    assert detect('/hosted test_flow.add {"a": 2, "b": 3}') is None
+    assert detect('/hosted test_flow.add {"a": 2, "b": [1, true, null]}') is None
+    assert choose(['/hosted test_flow.add {"a": 2, "b": 3}', "你好"]) is Language.ZH
+    assert choose(['/hosted test_flow.add {"a": 2}', "hello"]) is Language.EN
+    # A JSON string value is the user's own words.
+    assert detect('/hosted test_flow.echo {"text": "你好"}') is Language.ZH
+    assert detect('/hosted test_flow.echo {"text": "hello there"}') is Language.EN
+    assert detect('/hosted test_flow.echo {"text": "say \\"hi\\""}') is Language.EN
+    assert detect("/goal run ten kilometres") is Language.EN
+    assert detect("/goal 跑一次十公里") is Language.ZH
+    # Without a command nothing is taken out.
+    assert detect('{"a": 2}') is Language.EN
+
+
 def request(text: str, *blocks: SystemBlock, earlier: tuple[str, ...] = ()) -> ModelRequest:
     return ModelRequest(system=blocks, messages=(*(ChatMessage("user", e) for e in earlier), ChatMessage("user", text)))
 

@@ -3,14 +3,23 @@
 // A 401 at any time ends the session and sends the person to sign in again; so does a 403 `person_required`
 // whose reason is `stale_sign_in` (a decision at L3 or above needs a sign-in in the last 15 minutes).
 import { signIn, token } from "./auth.js";
+import { errorText } from "./errors.js";
 import { t } from "./i18n.js";
 
+// `message` is the page's sentence for the code in the language shown (lib/errors.js), read each time; the
+// server's own sentence stays in `serverMessage`. A message the page made itself (a network failure) is kept.
 export class ApiError extends Error {
-  constructor(status, code, message, details) {
-    super(message);
+  constructor(status, code, serverMessage, details, own = false) {
+    super();
     this.status = status;
     this.code = code;
+    this.serverMessage = serverMessage;
+    this.own = own;
     this.details = details || {};
+  }
+
+  get message() {
+    return this.own ? this.serverMessage : errorText(this.code, this.details, this.serverMessage);
   }
 }
 
@@ -18,7 +27,7 @@ export async function api(method, path, body) {
   const bearer = token();
   if (!bearer) {
     await signIn();
-    throw new ApiError(401, "unauthenticated", t("error.signedOut"));
+    throw new ApiError(401, "unauthenticated", t("error.signedOut"), {}, true);
   }
   const headers = { Authorization: `Bearer ${bearer}` };
   if (body !== undefined) headers["Content-Type"] = "application/json; charset=utf-8";
@@ -30,7 +39,7 @@ export async function api(method, path, body) {
       body: body === undefined ? undefined : JSON.stringify(body),
     });
   } catch {
-    throw new ApiError(0, "network", t("error.network"));
+    throw new ApiError(0, "network", t("error.network"), {}, true);
   }
   if (response.status === 204) return null;
   let data = null;

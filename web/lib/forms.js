@@ -7,6 +7,7 @@
 // messages, before the person's next key. A refusal that names none of the form's fields leaves the focus where
 // it is (the form shows it in its error box).
 import { useLayoutEffect } from "preact/hooks";
+import { fieldText } from "./errors.js";
 import { html } from "./html.js";
 import { focusAfterRender } from "./ui.js";
 
@@ -15,11 +16,12 @@ export function lastSegment(path) {
   return String(path || "").split(".").pop();
 }
 
-const serverWords = (item, error) => item.message || error.message;
+// A field error in the page's words (lib/errors.js); a rule's code without a type reads as the envelope's message.
+const serverWords = (item, error) => (item.type || !item.message ? fieldText(item) : error.message);
 
 // {key: [message]} from an error's details.errors, in the order the server gave them.
 // - key(path, item): the field key the item belongs to; null or undefined drops the item.
-// - message(item, error): the words shown (by default the server's, else the envelope's message).
+// - message(item, error): the words shown (by default the page's for the validator's type, lib/errors.js).
 // - firstOnly: keep one message per field (the first), for fields that show a single sentence.
 // Anything that is not a refusal with a list of errors (a network failure, a 409) has no field errors.
 export function fieldErrors(error, { key = lastSegment, message = serverWords, firstOnly = false } = {}) {

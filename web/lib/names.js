@@ -1,6 +1,7 @@
 // Display names the server does not give in Chinese: the built-in skills' names and descriptions (the
 // catalog answers them in English), the permission codes, the risk levels (seed 000, "权限模型": L0..L4)
 // and the approval modes. Unknown ids fall back to what the server says, so a new skill still shows.
+import { html } from "./html.js";
 import { lang, register, t } from "./i18n.js";
 
 const SKILLS_ZH = {
@@ -34,6 +35,43 @@ register({
     "permission.memory:write": "写入 Agent 记忆",
     "permission.proactive_message:write": "发送主动提醒",
     "permission.hosted_workflow:invoke": "调用托管工作流",
+    "reason.allowed": "已授权",
+    "reason.no_permission_needed": "无需授权",
+    "reason.grant_missing": "未授权",
+    "reason.per_operation_not_open": "未指明操作",
+    "reason.approval_required": "需要审批",
+    "reason.risk_l3_not_open": "外部操作未开放",
+    "reason.risk_l4_forbidden": "不可逆操作被禁止",
+    "reason.skill_disabled": "技能已关闭",
+    "reason.run_at_out_of_range": "时间超出范围",
+    "reason.succeeded": "成功",
+    "reason.user_request": "本人操作",
+    "reason.already_delivered": "已送达过",
+    "reason.invalid_input": "输入无效",
+    "reason.call_cap_exceeded": "超过调用次数",
+    "reason.budget_exhausted": "今日额度已用完",
+    "reason.rate_limited": "操作太频繁",
+    "reason.timeout": "超时",
+    "reason.upstream_error": "外部服务出错",
+    "reason.upstream_timeout": "外部服务超时",
+    "reason.handler_error": "执行出错",
+    "reason.transient_error": "暂时性错误",
+    "reason.stale_sign_in": "登录已过期",
+    "reason.host_token": "来自 Agent 宿主",
+    "reason.tool_use": "调用了工具",
+    "reason.end_turn": "正常结束",
+    "reason.approved": "已批准",
+    "reason.denied": "已拒绝",
+    "reason.expired": "已过期",
+    "reason.unsafe_text": "文字未通过检查",
+    "reason.unknown_reference": "引用未声明",
+    "reason.schema_not_allowed": "输入结构不允许",
+    "reason.quota_exceeded": "超过数量上限",
+    "reason.url_not_allowed": "地址不被允许",
+    "reason.tool_drifted": "工具已变化",
+    "reason.endpoint_disabled": "端点已停用",
+    "reason.model_failed": "模型出错",
+    "reason.no_recent_messages": "没有新的对话",
   },
   en: {
     "risk.L0": "no protected resource",
@@ -53,11 +91,75 @@ register({
     "permission.memory:write": "Write agent memories",
     "permission.proactive_message:write": "Send proactive reminders",
     "permission.hosted_workflow:invoke": "Call hosted workflows",
+    "reason.allowed": "granted",
+    "reason.no_permission_needed": "no permission needed",
+    "reason.grant_missing": "not granted",
+    "reason.per_operation_not_open": "no operation named",
+    "reason.approval_required": "approval needed",
+    "reason.risk_l3_not_open": "external actions not open",
+    "reason.risk_l4_forbidden": "irreversible actions forbidden",
+    "reason.skill_disabled": "skill off",
+    "reason.run_at_out_of_range": "time out of range",
+    "reason.succeeded": "succeeded",
+    "reason.user_request": "your request",
+    "reason.already_delivered": "already delivered",
+    "reason.invalid_input": "invalid input",
+    "reason.call_cap_exceeded": "too many calls",
+    "reason.budget_exhausted": "daily budget used up",
+    "reason.rate_limited": "too many requests",
+    "reason.timeout": "timed out",
+    "reason.upstream_error": "external service failed",
+    "reason.upstream_timeout": "external service timed out",
+    "reason.handler_error": "run failed",
+    "reason.transient_error": "transient failure",
+    "reason.stale_sign_in": "sign-in too old",
+    "reason.host_token": "from an agent host",
+    "reason.tool_use": "used a tool",
+    "reason.end_turn": "finished",
+    "reason.approved": "approved",
+    "reason.denied": "denied",
+    "reason.expired": "expired",
+    "reason.unsafe_text": "text refused",
+    "reason.unknown_reference": "undeclared reference",
+    "reason.schema_not_allowed": "schema not allowed",
+    "reason.quota_exceeded": "limit reached",
+    "reason.url_not_allowed": "address not allowed",
+    "reason.tool_drifted": "tools changed",
+    "reason.endpoint_disabled": "endpoint disabled",
+    "reason.model_failed": "model failed",
+    "reason.no_recent_messages": "no recent chat",
   },
 });
 
+// The built-in skills' English names, for lists that know only the id (the audit trail, the evals).
+const SKILLS_EN = {
+  "memory-recall": "Memory recall",
+  "memory-context": "Memory context",
+  "memory-extraction": "Memory extraction",
+  "goal-check-in-reminder": "Goal check-in reminder",
+  "goal-setting": "Goal setting",
+  "daily-plan": "Daily plan",
+  "hosted-workflows": "Hosted workflows",
+};
+
 export function skillName(skill) {
-  return (lang() === "zh" && SKILLS_ZH[skill.skillId] && SKILLS_ZH[skill.skillId][0]) || skill.name;
+  if (lang() === "zh" && SKILLS_ZH[skill.skillId]) return SKILLS_ZH[skill.skillId][0];
+  return skill.name && skill.name !== skill.skillId ? skill.name : SKILLS_EN[skill.skillId] || skill.name;
+}
+
+// A reason or error code of a run or audit event in words, or null for a code the page does not know (shown as
+// a code span then).
+export function reasonName(code) {
+  const key = `reason.${code}`;
+  const text = t(key);
+  return text === key ? null : text;
+}
+
+// A reason as the page shows it: its words (the code kept in data-reason), else the code as a code span.
+export function reasonOf(code) {
+  if (!code) return "—";
+  const name = reasonName(code);
+  return name ? html`<span data-reason=${code}>${name}</span>` : html`<code>${code}</code>`;
 }
 
 export function skillDescription(skill) {

@@ -1,8 +1,8 @@
 // Shared pieces every section uses, so each state a person meets looks and reads the same everywhere:
 // loading, empty, error (the envelope's message and code, never a stack), switches, times in a zone.
-import { useCallback, useEffect, useRef, useState } from "preact/hooks";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { html } from "./html.js";
-import { lang, register, t } from "./i18n.js";
+import { lang, onLangChange, register, t } from "./i18n.js";
 
 register({
   zh: {
@@ -65,6 +65,14 @@ export function useLoad(load, deps) {
   const setData = (update) =>
     setState((old) => ({ ...old, data: typeof update === "function" ? update(old.data) : update }));
   return { ...state, reload: run, setData };
+}
+
+// A notice (a status sentence such as "Saved"): [notice, setNotice] like useState(""), said in the language shown,
+// and cleared when the person switches language, so a sentence never stays behind in the other one.
+export function useNotice() {
+  const [notice, setNotice] = useState("");
+  useLayoutEffect(() => onLangChange(() => setNotice("")), []);
+  return [notice, setNotice];
 }
 
 // Runs an action (a click, a submit) with its own busy and error state.
@@ -131,20 +139,70 @@ export function Switch({ id, checked, label, describedBy, disabled, onChange, ..
   </button>`;
 }
 
-// "2026-12-02T02:00:00Z" shown in `zone` (the user's profile zone or the browser's), with the zone named.
+// "2026-12-02T02:00:00Z" shown in `zone` (the profile's), with the zone named, in the page's language through
+// Intl: "2026/12/02 GMT+8 10:00" in Chinese (year first), "2 Dec 2026, 10:00 GMT+8" in English (the month named),
+// so a list never reads 04/12 or 12/04 whatever the browser's own date format (which a date field follows).
 export function formatTime(iso, zone) {
   if (!iso) return "—";
   const value = new Date(iso);
   if (Number.isNaN(value.getTime())) return iso;
-  return new Intl.DateTimeFormat(lang() === "zh" ? "zh-CN" : "en-GB", {
+  const zh = lang() === "zh";
+  return new Intl.DateTimeFormat(zh ? "zh-CN" : "en-GB", {
     timeZone: zone || undefined,
     year: "numeric",
-    month: "2-digit",
-    day: "2-digit",
+    month: zh ? "2-digit" : "short",
+    day: zh ? "2-digit" : "numeric",
     hour: "2-digit",
     minute: "2-digit",
+    hourCycle: "h23",
     timeZoneName: "short",
   }).format(value);
+}
+
+// Milliseconds `zone` is ahead of UTC at the instant `ms`.
+export function offsetAt(ms, zone) {
+  const parts = wallParts(ms, zone);
+  const wall = Date.UTC(parts.year, parts.month - 1, parts.day, parts.hour, parts.minute, parts.second);
+  return wall - Math.floor(ms / 1000) * 1000;
+}
+
+function wallParts(ms, zone) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat("en-US", {
+      timeZone: zone || undefined, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", second: "2-digit",
+    }).formatToParts(new Date(ms)).map((p) => [p.type, Number(p.value)]),
+  );
+  return parts;
+}
+
+const pad = (n) => String(n).padStart(2, "0");
+
+// The wall time of the instant `ms` in `zone`, as <input type="datetime-local"> holds it ("2026-12-04T10:00").
+export function zonedInputValue(ms, zone) {
+  const p = wallParts(ms, zone);
+  return `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}`;
+}
+
+// "2026-03-29T02:30" (a datetime-local value) read in `zone` (the profile's, never the browser's) ->
+// {ms, iso: "2026-03-29T03:30:00+02:00", shifted}. The offset is the one in force at that instant (DST included),
+// never today's; a wall time skipped by a DST jump resolves to the later real time, and `shifted` says so.
+export function zonedInstant(local, zone) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(local || "");
+  if (!m) return null;
+  const [year, month, day, hour, minute, second] = m.slice(1).map((part) => Number(part || 0));
+  const wall = Date.UTC(year, month - 1, day, hour, minute, second);
+  if (Number.isNaN(wall)) return null;
+  let ms = wall - offsetAt(wall, zone);
+  ms = wall - offsetAt(ms, zone); // once more: the offset at the instant itself (around a change)
+  const offset = offsetAt(ms, zone) / 60_000;
+  const p = wallParts(ms, zone);
+  const sign = offset >= 0 ? "+" : "-";
+  const abs = Math.abs(offset);
+  const iso = `${p.year}-${pad(p.month)}-${pad(p.day)}T${pad(p.hour)}:${pad(p.minute)}:${pad(p.second)}` +
+    `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
+  const shifted = p.hour !== hour || p.minute !== minute || p.day !== day;
+  return { ms, iso, shifted };
 }
 
 export function browserZone() {

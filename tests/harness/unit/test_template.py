@@ -67,6 +67,8 @@ CONTRACT_ROUTES: tuple[tuple[str, str], ...] = (
     ("PUT", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("DELETE", "/rpc/user-capabilities/{userCapabilityId}/tool-bindings/{name}"),
     ("POST", "/rpc/user-capability-drafts"),
+    ("GET", "/rpc/user-capability-drafts"),
+    ("GET", "/rpc/user-capability-drafts/{draftId}"),
     ("POST", "/rpc/user-capability-drafts/{draftId}/generate"),
     ("POST", "/rpc/user-capability-drafts/{draftId}/confirm"),
     # packages, releases, publishers and the catalog (docs/packages.md)

@@ -5,8 +5,8 @@ import { useState } from "preact/hooks";
 import { get } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { skillName } from "../../lib/names.js";
-import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad } from "../../lib/ui.js";
+import { reasonOf, skillName } from "../../lib/names.js";
+import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad, zonedInstant } from "../../lib/ui.js";
 
 const PAGE_SIZE = 20;
 // The skills the page has names for (lib/names.js), offered in the skill filter.
@@ -37,26 +37,10 @@ export function translated(prefix, code) {
   return text === key ? code : text;
 }
 
-// Milliseconds `zone` is ahead of UTC at the instant `ms`.
-function offsetAt(ms, zone) {
-  const parts = Object.fromEntries(
-    new Intl.DateTimeFormat("en-US", {
-      timeZone: zone || undefined, hourCycle: "h23", year: "numeric", month: "2-digit", day: "2-digit",
-      hour: "2-digit", minute: "2-digit", second: "2-digit",
-    }).formatToParts(new Date(ms)).map((p) => [p.type, p.value]),
-  );
-  const wall = Date.UTC(+parts.year, +parts.month - 1, +parts.day, +parts.hour, +parts.minute, +parts.second);
-  return wall - Math.floor(ms / 1000) * 1000;
-}
-
 // "2026-12-04T10:00" (a datetime-local value, read in `zone`) as an API time with an offset (UTC, "Z").
 export function zonedToApi(local, zone) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})/.exec(local || "");
-  if (!m) return null;
-  const wall = Date.UTC(+m[1], +m[2] - 1, +m[3], +m[4], +m[5]);
-  let ms = wall - offsetAt(wall, zone);
-  ms = wall - offsetAt(ms, zone); // once more: the offset at the instant itself (around a change)
-  return new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z");
+  const instant = zonedInstant(local, zone);
+  return instant ? new Date(instant.ms).toISOString().replace(/\.\d{3}Z$/, "Z") : null;
 }
 
 function queryOf(filters, zone) {
@@ -115,15 +99,18 @@ function Filters({ applied, onApply }) {
   </form>`;
 }
 
-function scopeOf(scope) {
+function scopeOf(scope, agents) {
   if (!scope) return t("activity.none");
-  if (scope.type === "agent") return t("activity.scope.agent", { id: scope.agentId });
+  if (scope.type === "agent") {
+    const agent = (agents || []).find((a) => a.agentId === scope.agentId);
+    return agent ? t("activity.scope.agent", { name: agent.name }) : t("activity.scope.otherAgent");
+  }
   return translated("activity.scope", scope.type);
 }
 
 function skillOf(event) {
   const name = skillName({ skillId: event.skillId, name: event.skillId });
-  const label = name === event.skillId ? html`<code>${name}</code>` : html`<span title=${event.skillId}>${name}</span>`;
+  const label = name === event.skillId ? html`<code>${name}</code>` : html`<span data-skill-id=${event.skillId}>${name}</span>`;
   return html`${label}${event.skillVersion ? html` <span class="meta">${event.skillVersion}</span>` : ""}`;
 }
 
@@ -136,14 +123,14 @@ function decidedBy(event) {
 
 // The filters and the list; the list is remounted for each query, so a new query starts from its first page
 // and never shows (or follows the cursor of) the previous query's rows.
-export function Audit({ zone }) {
+export function Audit({ zone, agents }) {
   const [filters, setFilters] = useState(EMPTY);
   const query = queryOf(filters, zone);
   return html`<${Filters} applied=${filters} onApply=${setFilters} />
-    <${AuditList} key=${query} query=${query} zone=${zone} filtered=${query !== queryOf(EMPTY, zone)} />`;
+    <${AuditList} key=${query} query=${query} zone=${zone} agents=${agents} filtered=${query !== queryOf(EMPTY, zone)} />`;
 }
 
-function AuditList({ query, zone, filtered }) {
+function AuditList({ query, zone, agents, filtered }) {
   const first = useLoad(() => get(`/skills/audit-events?${query}`), [query]);
   const more = useAction();
   const loadMore = () =>
@@ -155,7 +142,7 @@ function AuditList({ query, zone, filtered }) {
   return html`<${Loaded} state=${first}>
       ${(page) => html`${page.items.length === 0
           ? html`<${Empty} text=${filtered ? t("activity.auditNoMatch") : t("activity.auditEmpty")} />`
-          : html`<div class="table-wrap">
+          : html`<div class="table-wrap" role="region" tabindex="0" aria-label=${t("activity.auditTable")}>
               <table aria-label=${t("activity.auditTable")} data-testid="audit">
                 <thead>
                   <tr>
@@ -178,8 +165,8 @@ function AuditList({ query, zone, filtered }) {
                       <td class=${`status status-${event.decision}`}>
                         ${translated("activity.decision", event.decision)}${decidedBy(event)}
                       </td>
-                      <td>${scopeOf(event.scope)}</td>
-                      <td>${event.reason ? html`<code>${event.reason}</code>` : t("activity.none")}</td>
+                      <td>${scopeOf(event.scope, agents)}</td>
+                      <td>${reasonOf(event.reason)}</td>
                     </tr>`,
                   )}
                 </tbody>

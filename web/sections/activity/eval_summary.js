@@ -2,6 +2,7 @@
 import { ApiError } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { skillName } from "../../lib/names.js";
 import { Loaded, useLoad } from "../../lib/ui.js";
 
 async function loadEvals() {
@@ -9,9 +10,9 @@ async function loadEvals() {
   try {
     response = await fetch("/skills/data/evals.json", { cache: "no-cache" });
   } catch {
-    throw new ApiError(0, "network", t("error.network"));
+    throw new ApiError(0, "network", t("error.network"), {}, true);
   }
-  if (!response.ok) throw new ApiError(response.status, "evals_unavailable", t("activity.evalsFailed"));
+  if (!response.ok) throw new ApiError(response.status, "evals_unavailable", t("activity.evalsFailed"), {}, true);
   return response.json();
 }
 
@@ -27,7 +28,7 @@ export function Evals() {
     ${(data) => html`<p class="hint">
         ${t("activity.evalsIntro", { cases: data.selector.cases, threshold: data.threshold })}
       </p>
-      <div class="table-wrap">
+      <div class="table-wrap" role="region" tabindex="0" aria-label=${t("activity.evalsTable")}>
         <table aria-label=${t("activity.evalsTable")} data-testid="evals">
           <thead>
             <tr>
@@ -40,7 +41,7 @@ export function Evals() {
           <tbody>
             ${data.selector.skills.map(
               (row) => html`<tr key=${row.skillId} data-skill=${row.skillId}>
-                <th scope="row"><code>${row.skillId}</code></th>
+                <th scope="row"><span data-skill-id=${row.skillId}>${skillName({ skillId: row.skillId, name: row.skillId })}</span></th>
                 <td class="num" data-testid="precision">${score(row.precision, data.threshold)}</td>
                 <td class="num" data-testid="recall">${score(row.recall, data.threshold)}</td>
                 <td class="num">${row.cases}</td>
@@ -50,7 +51,7 @@ export function Evals() {
         </table>
       </div>
       <p data-testid="payload-evals" class=${data.payload.right < data.payload.total ? "below" : undefined}>
-        ${t("activity.payload", { skill: data.payload.skillId, right: data.payload.right, total: data.payload.total })}
+        ${t("activity.payload", { skill: skillName({ skillId: data.payload.skillId, name: data.payload.skillId }), right: data.payload.right, total: data.payload.total })}
       </p>`}
   <//>`;
 }

@@ -17,7 +17,7 @@ export default function Activity({ ctx }) {
     <p class="hint">${t("activity.intro")}</p>
     <h2 id="activity-usage">${t("activity.usage.title")}</h2>
     <${UsageMeter} key=${`usage-${generation}`} zone=${ctx.profile.timezone} />
-    <${Lists} key=${generation} zone=${ctx.profile.timezone} onRefresh=${() => setGeneration((n) => n + 1)} />
+    <${Lists} key=${generation} zone=${ctx.profile.timezone} agents=${ctx.agents} onRefresh=${() => (ctx.reloadAgents(), setGeneration((n) => n + 1))} />
     <h2 id="activity-evals">${t("activity.evals")}</h2>
     <${Evals} />
   </section>`;

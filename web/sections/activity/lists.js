@@ -2,6 +2,7 @@
 import { get } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { skillName } from "../../lib/names.js";
 import { Empty, ErrorBox, formatTime, Loaded, useAction, useLoad } from "../../lib/ui.js";
 import { Audit, translated } from "./audit.js";
 
@@ -33,15 +34,25 @@ function MoreButton({ paged, label }) {
 
 function skillOf(item) {
   if (!item.skillId) return t("activity.none");
-  return html`<code>${item.skillId}</code>${item.skillVersion ? html` <span class="meta">${item.skillVersion}</span>` : ""}`;
+  const name = skillName({ skillId: item.skillId, name: item.skillId });
+  const label = name === item.skillId ? html`<code>${name}</code>` : html`<span data-skill-id=${item.skillId}>${name}</span>`;
+  return html`${label}${item.skillVersion ? html` <span class="meta">${item.skillVersion}</span>` : ""}`;
 }
 
-function Runs({ paged, zone }) {
+// Which conversation a run was in, by its agent's name (a link to the chat) for an agent's own conversation,
+// else in words: a conversation id is never shown as text.
+function conversationOf(run, agents) {
+  const agent = (agents || []).find((a) => a.defaultConversationId === run.conversationId);
+  if (!agent) return t("activity.otherConversation");
+  return html`<a href=${`#/agents?agent=${encodeURIComponent(agent.agentId)}`}>${agent.name}</a>`;
+}
+
+function Runs({ paged, zone, agents }) {
   return html`<${Loaded} state=${paged.state}>
     ${(page) =>
       page.items.length === 0
         ? html`<${Empty} text=${t("activity.runsEmpty")} />`
-        : html`<div class="table-wrap">
+        : html`<div class="table-wrap" role="region" tabindex="0" aria-label=${t("activity.runsTable")}>
               <table aria-label=${t("activity.runsTable")} data-testid="runs">
                 <thead>
                   <tr>
@@ -63,7 +74,7 @@ function Runs({ paged, zone }) {
                       <td class=${`status status-${run.outcome}`}>${translated("activity.outcome", run.outcome)}</td>
                       <td class="num">${t("activity.ms", { n: run.durationMs })}</td>
                       <td class="num">${run.memoriesUsed ?? t("activity.none")}</td>
-                      <td><code>${run.conversationId}</code></td>
+                      <td>${conversationOf(run, agents)}</td>
                     </tr>`,
                   )}
                 </tbody>
@@ -74,13 +85,13 @@ function Runs({ paged, zone }) {
 }
 
 // Both lists; remounted by "refresh", so each starts again from its first page (newest first).
-export function Lists({ zone, onRefresh }) {
+export function Lists({ zone, agents, onRefresh }) {
   const runs = usePaged("/skills/runs");
   return html`<div class="row">
       <button type="button" class="quiet" onClick=${onRefresh}>${t("activity.refresh")}</button>
     </div>
     <h2 id="activity-runs">${t("activity.runs")}</h2>
-    <${Runs} paged=${runs} zone=${zone} />
+    <${Runs} paged=${runs} zone=${zone} agents=${agents} />
     <h2 id="activity-audit">${t("activity.audit")}</h2>
-    <${Audit} zone=${zone} />`;
+    <${Audit} zone=${zone} agents=${agents} />`;
 }

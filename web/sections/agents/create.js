@@ -2,6 +2,7 @@
 import { useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
 import { fieldErrors, FieldError, hasFieldErrors, invalidProps, lastSegment, useFocusFirstError } from "../../lib/forms.js";
+import { fieldText } from "../../lib/errors.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
@@ -20,7 +21,7 @@ function agentErrors(error, max) {
       if (item.type === "string_too_short" || item.type === "missing") return t("agents.fieldRequired");
       if (item.type === "string_too_long" && max[field]) return t("agents.fieldTooLong", { max: max[field] });
       if (/blank/i.test(item.message || "")) return t("agents.fieldBlank");
-      return item.message;
+      return fieldText(item);
     },
   });
 }

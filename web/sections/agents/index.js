@@ -10,7 +10,7 @@ import "./messages.js";
 import { useState } from "preact/hooks";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Empty, formatTime } from "../../lib/ui.js";
+import { Empty, formatTime, useNotice } from "../../lib/ui.js";
 import { ChatPane } from "./chat.js";
 import { CreateAgent } from "./create.js";
 
@@ -33,7 +33,7 @@ export default function Agents({ ctx, route }) {
   // Agents created here that the shell's list may not hold yet (its re-read failed): never lose one.
   const [extra, setExtra] = useState([]);
   const [lastReply, setLastReply] = useState({});
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const zone = ctx.profile.timezone;
   const listed = new Set(ctx.agents.map((a) => a.agentId));
   const agents = [...ctx.agents, ...extra.filter((a) => !listed.has(a.agentId))].map((a) =>

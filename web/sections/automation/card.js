@@ -4,7 +4,7 @@ import { del, listAll, patch } from "../../lib/api.js";
 import { ask, confirmAction } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { permissionName } from "../../lib/names.js";
+import { permissionName, reasonOf } from "../../lib/names.js";
 import { Empty, ErrorBox, formatTime, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
 import { isRunnerGrant, lacksGrant, RUNNER_PERMISSION, RUNNER_SKILL } from "./access.js";
 import { JobForm } from "./form.js";
@@ -44,7 +44,7 @@ function Runs({ job }) {
                   (run) => html`<tr key=${run.runId} data-run=${run.runId}>
                     <td>${formatTime(run.scheduledSlot, zone)}</td>
                     <td><${RunStatus} status=${run.status} /></td>
-                    <td>${run.errorCode ? html`<code>${run.errorCode}</code>` : "—"}</td>
+                    <td>${reasonOf(run.errorCode)}</td>
                     <td>${formatTime(run.startedAt, zone)}</td>
                     <td>${formatTime(run.finishedAt, zone)}</td>
                   </tr>`,
@@ -77,7 +77,25 @@ function GrantSwitch({ granted, onChanged }) {
   </div>`;
 }
 
-export function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAccessChanged }) {
+// The job as the person reads it: the default job's texts still as offered are shown in the page's language
+// (`defaultTexts`; the stored texts are Chinese), anything the person wrote as written.
+export function shown(job) {
+  const defaults = job.defaultTexts || [];
+  if (defaults.length === 0) return job;
+  return {
+    ...job,
+    title: defaults.includes("title") ? t("auto.defaultTitle") : job.title,
+    config: defaults.includes("prompt") ? { ...job.config, prompt: t("auto.defaultPrompt") } : job.config,
+  };
+}
+
+// A prompt with the tool names it mentions as code spans.
+function promptText(prompt, tools) {
+  return prompt.split(/([A-Za-z][\w.-]*)/).map((part) => (tools.includes(part) ? html`<code>${part}</code>` : part));
+}
+
+export function JobCard({ job: stored, ctx, access, knownTools, onSaved, onDeleted, onAccessChanged }) {
+  const job = shown(stored);
   const [editing, setEditing] = useState(false);
   const [showRuns, setShowRuns] = useState(false);
   const action = useAction();
@@ -148,7 +166,7 @@ export function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAc
     ${job.isDefault && html`<${GrantSwitch} granted=${userGranted} onChanged=${onAccessChanged} />`}
     <details>
       <summary>${t("auto.prompts")}</summary>
-      <p class="prewrap">${job.config.prompt}</p>
+      <p class="prewrap">${promptText(job.config.prompt, job.config.tools)}</p>
       <p>${job.config.tools.map((name) => html`<code class="tag">${name}</code> `)}</p>
     </details>
     <div class="row actions">
@@ -161,7 +179,7 @@ export function JobCard({ job, ctx, access, knownTools, onSaved, onDeleted, onAc
         : html`<button type="button" class="quiet" disabled=${action.busy} aria-label=${t("auto.pauseLabel", { title: job.title })}
             onClick=${() => setStatus("paused")}>${t("auto.pause")}</button>`}
       <button type="button" class="quiet" aria-expanded=${showRuns ? "true" : "false"}
-        aria-label=${t("auto.showRunsLabel", { title: job.title })} onClick=${() => setShowRuns(!showRuns)}>
+        aria-label=${t(showRuns ? "auto.hideRunsLabel" : "auto.showRunsLabel", { title: job.title })} onClick=${() => setShowRuns(!showRuns)}>
         ${showRuns ? t("auto.hideRuns") : t("auto.showRuns")}
       </button>
       <button type="button" class="danger" disabled=${action.busy}

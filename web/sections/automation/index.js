@@ -7,7 +7,7 @@ import { useState } from "preact/hooks";
 import { listAll } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Empty, ErrorBox, Loaded, useLoad } from "../../lib/ui.js";
+import { Empty, ErrorBox, Loaded, useLoad, useNotice } from "../../lib/ui.js";
 import { RUNNER_SKILL } from "./access.js";
 import { JobCard } from "./card.js";
 import { JobForm, KNOWN_TOOLS } from "./form.js";
@@ -22,7 +22,7 @@ export default function Automation({ ctx }) {
   const jobs = useLoad(() => listAll("/automation-jobs"), []);
   const access = useLoad(loadAccess, []);
   const [creating, setCreating] = useState(false);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
 
   const knownTools = [
     ...new Set([...KNOWN_TOOLS, ...(jobs.data || []).flatMap((job) => job.config.tools)]),

@@ -6,7 +6,7 @@ import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
-import { Empty, ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, useAction, useNotice } from "../../lib/ui.js";
 import { capabilityErrors, invalid, schemaMessage } from "./errors.js";
 
 export const DEFAULT_SCHEMA = '{\n  "type": "object",\n  "properties": {},\n  "additionalProperties": false\n}';
@@ -164,7 +164,7 @@ function BindingRow({ capability, binding, readOnly, blocked, onEdit, onRemoved 
 
 export function Bindings({ capability, dirty, onChanged }) {
   const [editing, setEditing] = useState(null); // null | "new" | a binding
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const readOnly = capability.status === "active";
   const count = capability.toolBindings.length;
   const done = async (binding, message) => {

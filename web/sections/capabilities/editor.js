@@ -4,8 +4,9 @@ import { post, put } from "../../lib/api.js";
 import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
+import { skillName } from "../../lib/names.js";
 import { limits } from "../../lib/limits.js";
-import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
+import { ErrorBox, focusAfterRender, useAction, useNotice } from "../../lib/ui.js";
 import { capabilityErrors, invalid } from "./errors.js";
 import { bodyOf, formOf, remapDeclared, sameForm, withKey } from "./model.js";
 
@@ -74,7 +75,7 @@ function StepEditor({ step, index, count, skills, bindings, errors, readOnly, on
             <select id=${`${id}-capability`} value=${step.capabilityId} ...${refAria}
               onChange=${(e) => onChange({ ...step, capabilityId: e.currentTarget.value })}>
               ${!skills.some((s) => s.skillId === step.capabilityId) && html`<option value=${step.capabilityId}>${step.capabilityId}</option>`}
-              ${skills.map((s) => html`<option value=${s.skillId}>${s.name} (${s.skillId})</option>`)}
+              ${skills.map((s) => html`<option value=${s.skillId}>${skillName(s)}</option>`)}
             </select>
           </div>`}
     </div>
@@ -93,7 +94,7 @@ export function CapabilityForm({ capability, skills, onSaved, onCreated, onDirty
   const creating = !capability;
   const [form, setForm] = useState(() => formOf(capability, skills));
   const [saved, setSaved] = useState(() => formOf(capability, skills));
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const action = useAction();
   const readOnly = capability && capability.status === "active";
   const bindings = capability ? capability.toolBindings : [];

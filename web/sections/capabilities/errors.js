@@ -1,4 +1,5 @@
 // The server's refusals at their fields: JSON Pointer or validation paths as field keys, rule codes in words.
+import { fieldText } from "../../lib/errors.js";
 import { fieldErrors, invalidProps } from "../../lib/forms.js";
 import { t } from "../../lib/i18n.js";
 
@@ -33,7 +34,7 @@ export function capabilityErrors(error) {
   return fieldErrors(error, {
     key: fieldKey,
     message: (item) => {
-      let message = item.message;
+      let message = item.type || item.message ? fieldText(item) : "";
       if (error.code === "unsafe_text") message = ruleMessage(item.rule);
       else if (error.code === "unknown_reference") message = t("caps.unknownRef", { ref: item.ref });
       return message || error.message;

@@ -4,7 +4,7 @@ import { del, get, post } from "../../lib/api.js";
 import { ask, confirmAction } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { ErrorBox, focusAfterRender, useAction } from "../../lib/ui.js";
+import { ErrorBox, focusAfterRender, useAction, useNotice } from "../../lib/ui.js";
 import { Bindings } from "./bindings.js";
 import { CapabilityForm } from "./editor.js";
 import { ProtocolView } from "./protocol.js";
@@ -14,7 +14,7 @@ export function StatusTag({ status }) {
 }
 
 export function CapabilityPanel({ capability, skills, onChange, onCreated, onDeleted, onClose }) {
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const [dirty, setDirty] = useState(false);
   const action = useAction();
   const heading = useRef(null);

@@ -4,14 +4,14 @@ import { del, get, patch, post } from "../../lib/api.js";
 import { ask, confirmAction } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Empty, ErrorBox, focusAfterRender, formatTime, useAction } from "../../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, formatTime, useAction, useNotice } from "../../lib/ui.js";
 import { domId, endpointPath } from "./common.js";
 import { DiffList, pendingFingerprint, ToolRow } from "./tools.js";
 import { TryIt } from "./try.js";
 
 export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalAsked }) {
   const [busyTool, setBusyTool] = useState(null);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const [refreshed, setRefreshed] = useState(null);
   const [trying, setTrying] = useState(null);
   const [refreshing, setRefreshing] = useState(false);
@@ -138,7 +138,7 @@ export function EndpointCard({ endpoint, zone, onReplace, onDeleted, onApprovalA
     <h4>${t("hosted.tools")}</h4>
     ${tools.length === 0
       ? html`<${Empty} text=${t("hosted.noTools")} />`
-      : html`<div class="table-wrap"><table>
+      : html`<div class="table-wrap" role="region" tabindex="0" aria-label=${t("hosted.tools")}><table>
           <thead><tr>
             <th scope="col">${t("hosted.toolName")}</th><th scope="col">${t("hosted.toolDescription")}</th>
             <th scope="col">${t("hosted.toolEnabled")}</th><th scope="col">${t("hosted.toolApproval")}</th><th scope="col"><span class="visually-hidden">${t("hosted.toolTry")}</span></th>

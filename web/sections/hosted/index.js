@@ -6,11 +6,11 @@
 // tool's snapshot inputSchema; a call that needs consent links to its pending approval, which is decided here.
 // `#/hosted?approval=<approvalId>` brings that approval into view and focuses it.
 import "./messages.js";
-import { useEffect, useState } from "preact/hooks";
+import { useEffect } from "preact/hooks";
 import { listAll } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { browserZone, Empty, focusAfterRender, Loaded, useLoad } from "../../lib/ui.js";
+import { browserZone, Empty, focusAfterRender, Loaded, useLoad, useNotice } from "../../lib/ui.js";
 import { Approvals } from "./approvals.js";
 import { EndpointCard } from "./endpoint.js";
 import { RegisterForm } from "./register.js";
@@ -20,7 +20,7 @@ export default function Hosted({ ctx, route }) {
   const target = params.get("approval") || "";
   const endpoints = useLoad(() => listAll("/hosted-endpoints"), []);
   const approvals = useLoad(() => listAll("/approvals?status=pending"), []);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const zone = (ctx.profile && ctx.profile.timezone) || browserZone();
 
   useEffect(() => {

@@ -5,7 +5,7 @@ import { fieldErrors, FieldError, invalidProps, useFocusFirstError } from "../..
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
-import { ErrorBox, useAction } from "../../lib/ui.js";
+import { ErrorBox, useAction, useNotice } from "../../lib/ui.js";
 import { fieldOf, reasonText } from "./common.js";
 
 const FIELDS = ["name", "displayName", "url", "authToken"];
@@ -26,7 +26,7 @@ function registerErrors(error) {
 
 export function RegisterForm({ count, onRegistered }) {
   const [form, setForm] = useState({ name: "", displayName: "", url: "", authToken: "" });
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const action = useAction();
   const errors = registerErrors(action.error);
   const fieldsOwn = Object.keys(errors).some((k) => k !== "");

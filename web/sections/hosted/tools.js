@@ -28,7 +28,7 @@ export function ToolRow({ endpoint, tool, drifted, removed, busyTool, onChange, 
   return html`<tr data-tool-row=${tool.name} id=${rowId}>
     <th scope="row"><code>${tool.name}</code>${drifted && html` <span class="tag status-retrying" data-testid="tool-drifted">${t("hosted.drifted")}</span>`}${removed &&
       html` <span class="tag status-failed" data-testid="tool-removed">${t("hosted.removed")}</span>`}</th>
-    <td class="prewrap" id=${`${rowId}-desc`}>${tool.description}</td>
+    <td class="prewrap" id=${`${rowId}-desc`} data-user-content>${tool.description}</td>
     <td>
       <${Switch} id=${`${rowId}-enabled`} checked=${tool.enabled} data-switch="enabled" data-tool=${tool.name}
         label=${t("hosted.enableTool", { tool: tool.name, endpoint: endpoint.displayName })}

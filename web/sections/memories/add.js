@@ -1,6 +1,7 @@
 // Adding a memory by hand: title, content, importance.
 import { useState } from "preact/hooks";
 import { post } from "../../lib/api.js";
+import { fieldText } from "../../lib/errors.js";
 import { fieldErrors, FieldError, invalidProps, lastSegment } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
@@ -9,9 +10,9 @@ import { ErrorBox, useAction } from "../../lib/ui.js";
 
 const IMPORTANCE = [1, 2, 3, 4, 5];
 
-// The API's field errors (details.errors: [{path, message}]) by field name, the server's words, one per field.
+// The API's field errors (details.errors: [{path, message, type}]) by field name, in the page's words, one per field.
 const memoryErrors = (error) =>
-  fieldErrors(error, { key: (path) => lastSegment(path) || null, firstOnly: true, message: (item) => item.message });
+  fieldErrors(error, { key: (path) => lastSegment(path) || null, firstOnly: true, message: (item) => fieldText(item) });
 
 export function AddMemory({ agentId, onAdded }) {
   const [title, setTitle] = useState("");

@@ -5,7 +5,7 @@ import "./messages.js";
 import { useState } from "preact/hooks";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { AgentSelect } from "../../lib/ui.js";
+import { AgentSelect, useNotice } from "../../lib/ui.js";
 import { AddMemory } from "./add.js";
 import { MemoryList } from "./list.js";
 
@@ -15,7 +15,7 @@ export default function Memories({ ctx, route }) {
   const initial = agents.some((a) => a.agentId === wanted) ? wanted : agents[0] && agents[0].agentId;
   const [agentId, setAgentId] = useState(initial);
   const [status, setStatus] = useState("active");
-  const [message, setMessage] = useState("");
+  const [message, setMessage] = useNotice();
   // Bumped after an add, so the active list reloads with the new memory in the server's order.
   const [generation, setGeneration] = useState(0);
   const zone = ctx.profile.timezone;

@@ -93,6 +93,7 @@ export default function Permissions({ ctx, route }) {
             endpoints=${endpoints}
             agentId=${agentId}
             agents=${agents}
+            zone=${ctx.profile.timezone}
             target=${target}
             onGrant=${replace}
           />`,

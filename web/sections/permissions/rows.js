@@ -5,7 +5,7 @@ import { ask } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillName } from "../../lib/names.js";
-import { browserZone, ErrorBox, formatTime, Switch } from "../../lib/ui.js";
+import { ErrorBox, formatTime, Switch, useNotice } from "../../lib/ui.js";
 import { NarrowingForm, NarrowingSummary } from "./narrowing.js";
 
 export const USER_SCOPE = "";
@@ -44,11 +44,10 @@ function GrantState({ grant, skill, zone }) {
     html` <span class="notice">${t("perms.oldVersion", { version: grant.skillVersion, current: skill.version })}</span>`}`;
 }
 
-function PermissionRow({ skill, permission, grants, endpoints, agentId, agents, highlighted, onGrant }) {
+function PermissionRow({ skill, permission, grants, endpoints, agentId, agents, zone, highlighted, onGrant }) {
   const [pending, setPending] = useState(null); // the value asked for, while the server answers
   const [error, setError] = useState(null);
-  const [done, setDone] = useState("");
-  const zone = browserZone();
+  const [done, setDone] = useNotice();
   const grant = findGrant(grants, skill.skillId, permission.code, agentId);
   const checked = pending ?? holds(grant, skill);
   const agent = agents.find((a) => a.agentId === agentId);
@@ -98,7 +97,7 @@ function PermissionRow({ skill, permission, grants, endpoints, agentId, agents, 
       <${Switch}
         id=${`${rowId}-switch`}
         checked=${checked}
-        label=${t("perms.switch", { name, code: permission.code, scope: scopeText })}
+        label=${t("perms.switch", { skill: skillName(skill), name, code: permission.code, scope: scopeText })}
         describedBy=${`${rowId}-facts ${rowId}-state`}
         data-permission=${permission.code}
         aria-busy=${pending !== null ? "true" : undefined}
@@ -127,7 +126,7 @@ function PermissionRow({ skill, permission, grants, endpoints, agentId, agents, 
   </div>`;
 }
 
-export function SkillPermissions({ skill, grants, endpoints, agentId, agents, target, onGrant }) {
+export function SkillPermissions({ skill, grants, endpoints, agentId, agents, zone, target, onGrant }) {
   const headingId = domId("perms", skill.skillId);
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <h2 id=${headingId}>${skillName(skill)} <span class="meta"><code>${skill.skillId}</code> · ${skill.version}</span></h2>
@@ -142,6 +141,7 @@ export function SkillPermissions({ skill, grants, endpoints, agentId, agents, ta
         endpoints=${endpoints}
         agentId=${agentId}
         agents=${agents}
+        zone=${zone}
         highlighted=${target.skill === skill.skillId && (!target.permission || target.permission === permission.code)}
         onGrant=${onGrant}
       />`,

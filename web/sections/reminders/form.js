@@ -4,53 +4,31 @@ import { post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
-import { browserZone, ErrorBox, formatTime, useAction } from "../../lib/ui.js";
+import { ErrorBox, formatTime, useAction, useNotice, zonedInputValue, zonedInstant } from "../../lib/ui.js";
 import { GRANT_LINK, hasGrant, PERMISSION, SKILL } from "./access.js";
 
 const DEFAULT_LEAD_MINUTES = 5;
 
-const pad = (n) => String(n).padStart(2, "0");
-
-// A Date's wall-clock value in the browser's zone, as <input type="datetime-local"> holds it.
-function localInputValue(date) {
-  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}T${pad(date.getHours())}:${pad(date.getMinutes())}`;
+// Five minutes from now, as the date field holds it, in the profile's zone.
+function defaultWhen(zone) {
+  const soon = Math.floor((Date.now() + DEFAULT_LEAD_MINUTES * 60_000) / 60_000) * 60_000;
+  return zonedInputValue(soon, zone);
 }
 
-function defaultWhen() {
-  const soon = new Date(Date.now() + DEFAULT_LEAD_MINUTES * 60_000);
-  soon.setSeconds(0, 0);
-  return localInputValue(soon);
+// "2026-03-29T02:30" in the profile's zone -> {iso: "2026-03-29T03:30:00+02:00", shifted: bool} (lib/ui.js,
+// zonedInstant): the offset in force at the chosen instant, never today's; a wall time skipped by a DST jump
+// resolves to a later real time, which is the one sent, and `shifted` says so.
+export function runAtFromLocal(value, zone) {
+  return zonedInstant(value, zone);
 }
 
-// "2026-03-29T02:30" in the browser's zone -> {iso: "2026-03-29T03:30:00+02:00", shifted: bool}.
-// The offset is the one in force at the chosen instant (Date resolves the wall time in the browser's
-// zone, DST included), never today's. A wall time skipped by a DST jump resolves to a later real time:
-// that is the one sent, and `shifted` says so.
-export function runAtFromLocal(value) {
-  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/.exec(value || "");
-  if (!m) return null;
-  const [year, month, day, hour, minute, second] = m.slice(1).map((part) => Number(part || 0));
-  const date = new Date(year, month - 1, day, hour, minute, second);
-  if (Number.isNaN(date.getTime())) return null;
-  const offset = -date.getTimezoneOffset(); // minutes east of UTC at that instant
-  const sign = offset >= 0 ? "+" : "-";
-  const abs = Math.abs(offset);
-  const iso =
-    `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}` +
-    `T${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}` +
-    `${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-  const shifted = date.getHours() !== hour || date.getMinutes() !== minute || date.getDate() !== day;
-  return { iso, date, shifted };
-}
-
-export function ReminderForm({ agents, access, onCreated }) {
+export function ReminderForm({ agents, access, zone, onCreated }) {
   const [agentId, setAgentId] = useState(agents.length ? agents[0].agentId : "");
-  const [when, setWhen] = useState(defaultWhen);
+  const [when, setWhen] = useState(() => defaultWhen(zone));
   const [note, setNote] = useState("");
-  const [done, setDone] = useState("");
+  const [done, setDone] = useNotice();
   const action = useAction();
-  const zone = browserZone();
-  const runAt = runAtFromLocal(when);
+  const runAt = runAtFromLocal(when, zone);
 
   useEffect(() => {
     // The agents list may change under the form (a reload): keep a valid choice.
@@ -90,7 +68,7 @@ export function ReminderForm({ agents, access, onCreated }) {
       const job = await post("/skills/background-jobs", body);
       setDone(t("reminders.created", { time: formatTime(job.scheduledAt, zone) }));
       setNote("");
-      setWhen(defaultWhen());
+      setWhen(defaultWhen(zone));
       onCreated(job);
     });
   };
@@ -107,9 +85,10 @@ export function ReminderForm({ agents, access, onCreated }) {
         aria-describedby="reminder-zone" onInput=${(e) => setWhen(e.currentTarget.value)} />
       <span id="reminder-zone" class="meta" data-testid="reminder-zone">${t("reminders.zone", { zone })}</span>
     </div>
+    ${runAt && !runAt.shifted && html`<p class="hint" data-testid="reminder-when-text">${t("reminders.whenText", { time: formatTime(new Date(runAt.ms).toISOString(), zone) })}</p>`}
     ${runAt && runAt.shifted && html`<p class="hint" role="status">${t("reminders.shifted", { zone, time: runAt.iso })}</p>`}
     <label for="reminder-note">${t("reminders.note")}</label>
-    <textarea id="reminder-note" maxlength=${limits().reminderNote} aria-describedby="reminder-note-count" value=${note}
+    <textarea id="reminder-note" data-user-content maxlength=${limits().reminderNote} aria-describedby="reminder-note-count" value=${note}
       onInput=${(e) => setNote(e.currentTarget.value)}></textarea>
     <p id="reminder-note-count" class="hint">${t("reminders.noteCount", { n: note.length, max: limits().reminderNote })}</p>
     <div class="row">

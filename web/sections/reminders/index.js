@@ -6,7 +6,7 @@ import { useEffect, useState } from "preact/hooks";
 import { listAll } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { Loaded, useLoad } from "../../lib/ui.js";
+import { Loaded, useLoad, useNotice } from "../../lib/ui.js";
 import { SKILL } from "./access.js";
 import { ReminderForm } from "./form.js";
 import { ACTIVE, JobList, STATUSES } from "./jobs.js";
@@ -23,7 +23,7 @@ export default function Reminders({ ctx }) {
   const [filter, setFilter] = useState("");
   const access = useLoad(loadAccess, []);
   const jobs = useLoad(() => listAll(`/skills/background-jobs${filter ? `?status=${filter}` : ""}`, 200), [filter]);
-  const [notice, setNotice] = useState("");
+  const [notice, setNotice] = useNotice();
   const anyActive = jobs.status === "ready" && jobs.data.some((job) => ACTIVE.has(job.status));
 
   // While a job can still change on its own, re-read the list a few seconds after each answer (never two
@@ -55,7 +55,7 @@ export default function Reminders({ ctx }) {
   return html`<section aria-labelledby="reminders-title">
     <h1 id="reminders-title">${t("reminders.title")}</h1>
     <p class="hint">${t("reminders.intro")}</p>
-    <${ReminderForm} agents=${ctx.agents} access=${accessState} onCreated=${() => jobs.reload()} />
+    <${ReminderForm} agents=${ctx.agents} access=${accessState} zone=${ctx.profile.timezone} onCreated=${() => jobs.reload()} />
     <div class="row">
       <h2 id="reminder-list-title" class="grow">${t("reminders.listTitle")}</h2>
       <label for="reminder-filter" class="inline">${t("reminders.filter")}</label>
@@ -67,7 +67,7 @@ export default function Reminders({ ctx }) {
     </div>
     <p class="hint" role="status" aria-live="polite">${notice}${anyActive ? ` ${t("reminders.polling", { s: POLL_MS / 1000 })}` : ""}</p>
     <${Loaded} state=${jobs}>
-      ${(items) => html`<${JobList} jobs=${items} agents=${ctx.agents} filter=${filter} onChanged=${changed} />`}
+      ${(items) => html`<${JobList} jobs=${items} agents=${ctx.agents} zone=${ctx.profile.timezone} filter=${filter} onChanged=${changed} />`}
     <//>
   </section>`;
 }

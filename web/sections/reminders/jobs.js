@@ -3,7 +3,8 @@ import { post } from "../../lib/api.js";
 import { ask } from "../../lib/confirm.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
-import { browserZone, Empty, ErrorBox, formatTime, useAction } from "../../lib/ui.js";
+import { reasonOf } from "../../lib/names.js";
+import { Empty, ErrorBox, formatTime, useAction } from "../../lib/ui.js";
 
 export const STATUSES = ["scheduled", "running", "retrying", "succeeded", "failed", "cancelled"];
 export const ACTIVE = new Set(["scheduled", "running", "retrying"]);
@@ -13,9 +14,8 @@ function StatusLabel({ status }) {
   return html`<span class="status status-${status}" data-status=${status}>${t(`job.${status}`)}</span>`;
 }
 
-function JobRow({ job, agentName, onChanged }) {
+function JobRow({ job, agentName, zone, onChanged }) {
   const action = useAction();
-  const zone = browserZone();
   const when = formatTime(job.scheduledAt, zone);
   const cancel = async () => {
     if (!(await ask("cancelReminder", { time: when }))) return;
@@ -33,9 +33,9 @@ function JobRow({ job, agentName, onChanged }) {
     <td><${StatusLabel} status=${job.status} /></td>
     <td>${when}</td>
     <td>${agentName || html`<span class="meta">${t("reminders.unknownAgent")}</span>`}</td>
-    <td class="note-cell">${job.note || "—"}</td>
+    <td class="note-cell" data-user-content=${job.note ? "" : undefined}>${job.note || "—"}</td>
     <td data-testid="attempts">${job.attempts}/${job.maxAttempts}</td>
-    <td>${job.lastErrorCode ? html`<code data-testid="error-code">${job.lastErrorCode}</code>` : "—"}</td>
+    <td data-testid="error-code" data-code=${job.lastErrorCode || undefined}>${reasonOf(job.lastErrorCode)}</td>
     <td>
       ${CANCELLABLE.has(job.status)
         ? html`<button type="button" class="danger" disabled=${action.busy} aria-label=${t("reminders.cancelLabel", { time: when })}
@@ -46,7 +46,7 @@ function JobRow({ job, agentName, onChanged }) {
   </tr>`;
 }
 
-export function JobList({ jobs, agents, filter, onChanged }) {
+export function JobList({ jobs, agents, zone, filter, onChanged }) {
   const names = new Map(agents.map((a) => [a.agentId, a.name]));
   if (jobs.length === 0) return html`<${Empty} text=${t(filter ? "reminders.emptyFiltered" : "reminders.empty")} />`;
   return html`<table aria-labelledby="reminder-list-title">
@@ -62,7 +62,7 @@ export function JobList({ jobs, agents, filter, onChanged }) {
       </tr>
     </thead>
     <tbody>
-      ${jobs.map((job) => html`<${JobRow} key=${job.jobId} job=${job} agentName=${names.get(job.agentId)} onChanged=${onChanged} />`)}
+      ${jobs.map((job) => html`<${JobRow} key=${job.jobId} job=${job} agentName=${names.get(job.agentId)} zone=${zone} onChanged=${onChanged} />`)}
     </tbody>
   </table>`;
 }

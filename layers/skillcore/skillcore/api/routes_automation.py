@@ -32,18 +32,20 @@ def register(routes: Routes, deps: SkillDeps) -> None:
             local_time=body.local_time, weekday=body.weekday, timezone=body.timezone, agent_id=body.agent_id,
             config=AutomationConfig(prompt=body.config.prompt, tools=tuple(body.config.tools)), now=deps.clock(),
         )
-        return views.automation_job(job)
+        return views.automation_job(job, automation.default_texts(deps.skills, job))
 
     @routes.route("GET", "/rpc/automation-jobs", query=Paging, response=Page[views.AutomationJob])
     def list_automation_jobs(caller: Caller, query: Paging) -> Page[views.AutomationJob]:
         """The caller's automation jobs."""
         items, cursor = store.list_jobs(deps.db, caller.user_id, limit=query.limit, cursor=query.cursor)
-        return Page(items=[views.automation_job(j) for j in items], next_cursor=cursor)
+        return Page(items=[views.automation_job(j, automation.default_texts(deps.skills, j)) for j in items],
+                    next_cursor=cursor)
 
     @routes.route("GET", "/rpc/automation-jobs/<jobId>", response=views.AutomationJob)
     def get_automation_job(caller: Caller, jobId: str) -> views.AutomationJob:  # noqa: N803 - the path parameter
         """One of the caller's automation jobs."""
-        return views.automation_job(automation.owned_job(deps.db, caller.user_id, jobId))
+        job = automation.owned_job(deps.db, caller.user_id, jobId)
+        return views.automation_job(job, automation.default_texts(deps.skills, job))
 
     @routes.route("PATCH", "/rpc/automation-jobs/<jobId>", body=request("PatchAutomationJob"), response=views.AutomationJob,
                   errors=(e.InvalidTimezone, e.UnknownTool, e.VersionConflict, e.ConcurrentUpdate))
@@ -56,8 +58,8 @@ def register(routes: Routes, deps: SkillDeps) -> None:
             changes["status"] = AutomationStatus(changes["status"])
         if body.config is not None:
             changes["config"] = AutomationConfig(prompt=body.config.prompt, tools=tuple(body.config.tools))
-        return views.automation_job(automation.patch_job(deps.db, deps.skills, caller.user_id, jobId, changes,
-                                                         deps.clock()))
+        job = automation.patch_job(deps.db, deps.skills, caller.user_id, jobId, changes, deps.clock())
+        return views.automation_job(job, automation.default_texts(deps.skills, job))
 
     @routes.route("DELETE", "/rpc/automation-jobs/<jobId>", response=None, status=204,
                   errors=(e.ConcurrentUpdate,))

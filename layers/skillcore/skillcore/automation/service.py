@@ -71,6 +71,16 @@ def default_job(skills: Skills, profile: Profile, now: datetime) -> AutomationJo
     )
 
 
+def default_texts(skills: Skills, job: AutomationJob) -> tuple[str, ...]:
+    """Which of the default job's texts ("title", "prompt") are still the ones the skill offered: a client shows
+    those in the person's own language instead of the stored text (the stored one is Chinese)."""
+    offered = skills.automations.job_runner().default_job
+    if not job.is_default or offered is None:
+        return ()
+    return tuple(name for name, same in (("title", job.title == offered.title),
+                                         ("prompt", job.config.prompt == offered.prompt)) if same)
+
+
 def default_job_op(db: Db, skills: Skills) -> Callable[[Profile, datetime], Op]:
     """The conditional Put of the default job, for the first profile's transaction."""
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from skillcore.background.lifecycle import CANCELLABLE, JobStatus
 from skillcore.background.models import BackgroundJob
 from skillcore.clock import to_sort_time
 from skillcore.conversations import agent_store, message_store
+from skillcore.conversations.models import Role
 from skillcore.db.dynamo import Db
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
@@ -26,6 +28,7 @@ from skillcore.errors import (
     ValidationFailed,
 )
 from skillcore.ids import new_id
+from skillcore.language import choose
 from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide, mismatch_metadata, refusal, scope_candidates
@@ -40,6 +43,23 @@ def _event(user_id: str, skill_id: str, version: str, now: datetime, action: Aud
            reason: str, *, target: str | None, metadata: AuditMetadata, scope=None) -> AuditEvent:
     return AuditEvent(event_id=new_id(now), user_id=user_id, at=now, skill_id=skill_id, skill_version=version,
                       action=action, decision=decision, scope=scope, target_id=target, reason=reason, metadata=metadata)
+
+
+# How many of the conversation's latest messages are read for the user's language when the note shows none.
+LANGUAGE_MESSAGES = 20
+
+
+def _language(db: Db, conversation_id: str, note: str) -> str:
+    """The user's language (skillcore/language.py): the note's, else their latest messages in the conversation
+    (one Query, read only when the note shows none), else the default."""
+
+    def texts() -> Iterator[str]:
+        yield note
+        for message in reversed(message_store.recent_visible(db, conversation_id, limit=LANGUAGE_MESSAGES)):
+            if message.role is Role.USER:
+                yield message.text
+
+    return choose(texts()).value
 
 
 def create_job(
@@ -80,6 +100,7 @@ def create_job(
     try:
         payload = definition.build_payload(JobTarget(
             agent_id=agent.agent_id, agent_name=agent.name, conversation_id=agent.default_conversation_id, note=note,
+            language=_language(db, agent.default_conversation_id, note),
         ))
     except ValidationError as error:
         raise ValidationFailed("payload is not valid", [

@@ -32,18 +32,19 @@ def denied_notice(definition: ToolSkillDefinition, language: Language = Language
     """The grant notice, in the user's language (the offline model says it verbatim, Bedrock is told to).
     `outside_scope`: the grant exists but is narrowed (an agent, an argument's values) and this call is not in it."""
     codes = ", ".join(p.code for p in definition.manifest.permissions)
+    name = definition.manifest.display_name(language)
     if outside_scope and language is Language.ZH:
-        sentence = f"“{definition.manifest.name}”（{codes}）的授权范围不包括这次使用。你可以在 Skills 页面调整授权范围。"
+        sentence = f"“{name}”（{codes}）的授权范围不包括这次使用。你可以在 Skills 页面调整授权范围。"
     elif outside_scope:
         sentence = (
-            f"Your grant for “{definition.manifest.name}” ({codes}) does not cover this use. "
+            f"Your grant for “{name}” ({codes}) does not cover this use. "
             "You can widen its scope on the Skills page."
         )
     elif language is Language.ZH:
-        sentence = f"使用“{definition.manifest.name}”（{codes}）之前需要你的授权。你可以在 Skills 页面开启。"
+        sentence = f"使用“{name}”（{codes}）之前需要你的授权。你可以在 Skills 页面开启。"
     else:
         sentence = (
-            f"I need your permission before I can use “{definition.manifest.name}” ({codes}). "
+            f"I need your permission before I can use “{name}” ({codes}). "
             "You can grant it on the Skills page."
         )
     return SystemBlock(

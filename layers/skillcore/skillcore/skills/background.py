@@ -33,6 +33,7 @@ class JobTarget(Struct, frozen=True):
     agent_name: str
     conversation_id: str
     note: str
+    language: str = "zh"  # the user's language ("zh" or "en"), for the message the job writes
 
 
 class BackgroundSkillDefinition(Struct, frozen=True):

@@ -12,6 +12,7 @@ DAILY_PLAN = PromptSkillDefinition(
         version="1.0.0",
         kind=SkillKind.PROMPT,
         name="Daily plan",
+        name_zh="每日计划",
         description="When you ask for help planning your day, answers with at most three prioritised, concrete steps.",
     ),
     matchers=SkillMatchers(

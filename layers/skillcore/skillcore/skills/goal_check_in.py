@@ -5,6 +5,8 @@ names neither the conversation nor the text. The message is a trusted template; 
 quoted inside it as content, never used as an instruction (no model is involved at all).
 """
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillcore.skills.background import BackgroundPorts, BackgroundSkillDefinition, JobTarget
@@ -25,15 +27,24 @@ class GoalCheckInPayload(BaseModel):
     agent_name: str = Field(alias="agentName", min_length=1, max_length=40)
     conversation_id: str = Field(alias="conversationId", min_length=1, max_length=64)
     note: str = Field(default="", max_length=NOTE_MAX)
+    # The language of the message: the user's (skillcore/language.py: the note's, else their latest messages in
+    # the conversation, else Chinese), fixed when the job is created. A job stored without it is Chinese.
+    language: Literal["zh", "en"] = "zh"
 
 
 OPENING = "我们约定的目标复盘时间到了。"
 CLOSING = "现在进展到哪里了？"
 DEFAULT_PROMPT = "回顾一下你最近在推进的目标：哪些已经做到了，哪里卡住了？"
+OPENING_EN = "It is the time we agreed on to check in on your goal."
+CLOSING_EN = "How far along are you now?"
+DEFAULT_PROMPT_EN = "Look back at the goal you have been working on: what is done, and where are you stuck?"
 
 
 def render_message(payload: GoalCheckInPayload) -> str:
     note = " ".join(payload.note.split())
+    if payload.language == "en":
+        middle = f"What you noted then: “{note}”" if note else DEFAULT_PROMPT_EN
+        return f"{OPENING_EN}\n{middle}\n{CLOSING_EN}"
     middle = f"你当时写下的关注点是：「{note}」" if note else DEFAULT_PROMPT
     return f"{OPENING}\n{middle}\n{CLOSING}"
 
@@ -41,7 +52,7 @@ def render_message(payload: GoalCheckInPayload) -> str:
 def build_payload(target: JobTarget) -> GoalCheckInPayload:
     return GoalCheckInPayload.model_validate({
         "agentId": target.agent_id, "agentName": target.agent_name, "conversationId": target.conversation_id,
-        "note": target.note,
+        "note": target.note, "language": target.language,
     })
 
 
@@ -55,6 +66,7 @@ GOAL_CHECK_IN_REMINDER = BackgroundSkillDefinition(
         version="1.0.0",
         kind=SkillKind.BACKGROUND,
         name="Goal check-in reminder",
+        name_zh="目标复盘提醒",
         description="At a time you choose, your agent sends one message asking how your goal is going.",
         permissions=(PROACTIVE_MESSAGE_WRITE,),
     ),

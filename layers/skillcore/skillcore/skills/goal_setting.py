@@ -89,6 +89,7 @@ GOAL_SETTING = WorkflowSkillDefinition(
         version="1.0.0",
         kind=SkillKind.WORKFLOW,
         name="Goal setting",
+        name_zh="目标设定",
         description="Guides you through setting a goal: what it is, by when, then a confirmed summary.",
     ),
     matchers=SkillMatchers(

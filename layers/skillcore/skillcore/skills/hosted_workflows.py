@@ -21,6 +21,7 @@ HOSTED_WORKFLOWS = SkillManifest(
     version="1.0.0",
     kind=SkillKind.TOOL,
     name="Hosted workflows",
+    name_zh="托管工作流",
     description="Calls the tools of workflows you connected from another platform, each call checked and, "
                 "where the tool requires it, approved by you first.",
     permissions=(HOSTED_WORKFLOW_INVOKE,),

@@ -79,6 +79,9 @@ class SkillManifest(Struct, frozen=True, kw_only=True):
     # "builtin" (in the repository) or "package" (an installed catalog skill's serving version: its tool outcomes
     # are counted per version for its canary, skillcore/outcomes/).
     source: str = "builtin"
+    # The name in Chinese, for what the server itself says in a Chinese conversation (a grant notice); the page
+    # keeps its own copy of it (web/lib/names.js, checked equal by tests/unit/test_skill_names.py).
+    name_zh: str = ""
 
     def __post_init__(self) -> None:
         if self.source not in ("builtin", "package"):
@@ -89,6 +92,8 @@ class SkillManifest(Struct, frozen=True, kw_only=True):
             raise ValueError(f"version {self.version!r} is not semver")
         force_setattr(self, "kind", SkillKind(self.kind))
         force_setattr(self, "scope", ConversationScope(self.scope))
+        if self.name_zh and not checks.text(self.name_zh, 60):
+            raise ValueError("name_zh must be a string of 1 to 60 characters")
         for field, longest in (("name", 60), ("description", 300)):
             if not checks.text(getattr(self, field), longest):
                 raise ValueError(f"{field} must be a string of 1 to {longest} characters")
@@ -99,6 +104,10 @@ class SkillManifest(Struct, frozen=True, kw_only=True):
         if len(codes) != len(set(codes)):
             raise ValueError("permission codes must be unique")
         force_setattr(self, "permissions", permissions)
+
+    def display_name(self, language: str) -> str:
+        """The skill's name in `language` ("zh" or "en"), English where no Chinese name is given."""
+        return self.name_zh if language == "zh" and self.name_zh else self.name
 
     @property
     def key(self) -> str:

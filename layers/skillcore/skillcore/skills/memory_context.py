@@ -51,6 +51,7 @@ MEMORY_CONTEXT = ContextSkillDefinition(
         version="1.0.0",
         kind=SkillKind.PROMPT,
         name="Memory context",
+        name_zh="记忆上下文",
         description="Lets your agent keep its saved memories of you in mind in every reply.",
         permissions=(MEMORY_READ,),
     ),

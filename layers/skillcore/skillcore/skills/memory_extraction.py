@@ -31,6 +31,7 @@ MEMORY_EXTRACTION = AutomationSkillDefinition(
         version="1.0.0",
         kind=SkillKind.AUTOMATION,
         name="Memory extraction",
+        name_zh="记忆提炼",
         description="Every day, your agents save lasting things you told them (and forget what you asked them to).",
         permissions=(MEMORY_WRITE_PERMISSION,),
     ),

@@ -94,6 +94,7 @@ MEMORY_RECALL = ToolSkillDefinition(
         version="1.0.0",
         kind=SkillKind.TOOL,
         name="Memory recall",
+        name_zh="记忆检索",
         description="When you ask whether your agent remembers something, searches that agent's saved memories.",
         permissions=(MEMORY_READ,),
         scope=ConversationScope.SINGLE_CHAT,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from skillcore.api.views import Body, Time, time
-from skillcore.api.views.packages import Permission
+from skillcore.api.views.packages import DeclaredPermission as Permission
 from skillcore.packages import models
 from skillcore.packages.installs import InstalledSkill as Installed
 

@@ -52,6 +52,8 @@ class AutomationJob(Body, frozen=True, kw_only=True):
     last_run_at: Time | UnsetType = UNSET
     last_run_status: RunStatus | UnsetType = UNSET
     is_default: bool
+    # The default job's texts still as offered ("title", "prompt"): a client may show them in its own language.
+    default_texts: list[Literal["title", "prompt"]]
     created_at: Time
     updated_at: Time
 
@@ -77,14 +79,15 @@ def background_job(j: BackgroundRecord) -> BackgroundJob:
     )
 
 
-def automation_job(j: automation.AutomationJob) -> AutomationJob:
+def automation_job(j: automation.AutomationJob, default_texts: tuple[str, ...] = ()) -> AutomationJob:
     return AutomationJob(
         job_id=j.job_id, title=j.title, schedule_type=j.schedule_type,  # type: ignore[arg-type]  # checked on write
         local_time=j.local_time, weekday=j.weekday if j.weekday is not None else UNSET, timezone=j.timezone,
         agent_id=j.agent_id or UNSET, config=AutomationConfig(prompt=j.config.prompt, tools=list(j.config.tools)),
         status=j.status, next_run_at=time(j.next_run_at), last_run_at=maybe_time(j.last_run_at) or UNSET,
-        last_run_status=j.last_run_status or UNSET, is_default=j.is_default, created_at=time(j.created_at),
-        updated_at=time(j.updated_at),
+        last_run_status=j.last_run_status or UNSET, is_default=j.is_default,
+        default_texts=list(default_texts),  # type: ignore[arg-type]  # "title" and "prompt" only
+        created_at=time(j.created_at), updated_at=time(j.updated_at),
     )
 
 

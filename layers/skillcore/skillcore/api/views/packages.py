@@ -17,7 +17,7 @@ class PackageFile(Body, frozen=True, kw_only=True):
     size: int
 
 
-class Permission(Body, frozen=True, kw_only=True):
+class DeclaredPermission(Body, frozen=True, kw_only=True):
     code: str
     risk_level: str
     approval_mode: str
@@ -86,7 +86,7 @@ class Release(Body, frozen=True, kw_only=True):
     trust_level: models.TrustLevel
     display_name: str
     description: str
-    permissions: list[Permission]
+    permissions: list[DeclaredPermission]
     remotes: int
     report: CheckReport
     submitted_at: Time
@@ -106,7 +106,7 @@ class CatalogSkill(Body, frozen=True, kw_only=True):
     release_id: str
     display_name: str
     description: str
-    permissions: list[Permission]
+    permissions: list[DeclaredPermission]
     published_at: Time
 
 
@@ -135,8 +135,8 @@ def package_file(file_name: str, data: bytes, sha256: str) -> PackageFile:
                        size=len(data))
 
 
-def _permissions(found: tuple[models.Permission, ...]) -> list[Permission]:
-    return [Permission(code=p.code, risk_level=p.risk_level, approval_mode=p.approval_mode) for p in found]
+def _permissions(found: tuple[models.Permission, ...]) -> list[DeclaredPermission]:
+    return [DeclaredPermission(code=p.code, risk_level=p.risk_level, approval_mode=p.approval_mode) for p in found]
 
 
 def publisher(p: models.Publisher) -> Publisher:
