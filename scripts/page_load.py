@@ -56,8 +56,10 @@ class FirstLoad:
         return sorted(o for o in origins if o != self.origin and not o.startswith("data:"))
 
 
-def measure_first_load(browser: Browser, base_url: str, token: str, *, timeout_ms: float = 15_000) -> FirstLoad:
-    """One cold load of /skills/ in a fresh context (empty cache), signed in with `token`."""
+def measure_first_load(browser: Browser, base_url: str, token: str, *, timeout_ms: float = 15_000,
+                       path: str = "/skills/", usable: str = "main [data-skill], main .empty") -> FirstLoad:
+    """One cold load of `path` (by default the Skills section) in a fresh context (empty cache), signed in with
+    `token`; usable once the shell shows the user and `usable` (a selector) is on the page."""
     origin = f"{urlsplit(base_url).scheme}://{urlsplit(base_url).netloc}"
     context = browser.new_context(base_url=base_url, timezone_id="Asia/Shanghai", locale="zh-CN")
     load = FirstLoad(origin=origin)
@@ -68,9 +70,9 @@ def measure_first_load(browser: Browser, base_url: str, token: str, *, timeout_m
         page.on("requestfinished", lambda request: finished.append(request))
         page.on("requestfailed", lambda request: load.failed.append(request.url))
         started = time.perf_counter()
-        page.goto("/skills/")
+        page.goto(path)
         page.locator("[data-testid=user]").wait_for(timeout=timeout_ms)
-        page.locator("main [data-skill], main .empty").first.wait_for(timeout=timeout_ms)
+        page.locator(usable).first.wait_for(timeout=timeout_ms)
         load.usable_ms = (time.perf_counter() - started) * 1000
         for request in finished:
             response = request.response()

@@ -331,7 +331,7 @@ def test_memory_read_grant_and_revoke_change_the_reply(
 
     grant(stack, page, MEMORY_SKILL, "memory:read")
     reply, turn = say(page, QUESTION)
-    expect(reply.get_by_test_id("message-text")).to_have_text(f"我记得这些：\n{MEMORY_TEXT}")
+    expect(reply.get_by_test_id("message-text")).to_have_text(f"我记得这些：\n{MEMORY_TEXT}", use_inner_text=True)
     expect_run(reply, "工具技能", MEMORY_SKILL, "成功")
     expect(reply.get_by_role("link")).to_have_count(0)
 

@@ -203,6 +203,9 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     answer = {"gapId": draft["gaps"][0]["gapId"], "binding": {k: binding[k] for k in (
         "name", "hostProfile", "mcpServerId", "mcpToolName", "inputSchema")}}
     assert rpc(cap("POST", f"{drafts}/generate", {"answers": [answer]}))[0] == 200
+    assert rpc(cap("GET", "/rpc/user-capability-drafts", query={"status": "open", "limit": "5"}))[0] == 200
+    assert rpc(cap("GET", drafts))[0] == 200
+    assert rpc(cap("GET", "/rpc/user-capability-drafts/someone-elses"))[0] == 404
     status, confirmed = rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))
     assert status == 201
     assert rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))[0] == 409

@@ -100,7 +100,8 @@ def test_a_tool_without_approval_runs_in_the_turn_and_its_result_is_in_the_reply
     turn = user.say('/hosted test_flow.echo {"text": "hello there"}')
     assert turn["run"]["kind"] == "tool" and turn["run"]["skillId"] == "hosted-workflows"
     assert turn["run"]["outcome"] == "succeeded"
-    assert "Result of test_flow.echo" in turn["reply"]["text"]
+    # a command's JSON is no one's language: a conversation with nothing said yet is answered in the default
+    assert "test_flow.echo 的结果" in turn["reply"]["text"]
     assert "│ echo: hello there" in turn["reply"]["text"]
     assert len(user.calls_out()) == 1
 
@@ -109,7 +110,7 @@ def test_a_hostile_result_stays_quoted(stack: StackClient, hosted: HostedServer)
     user = ChatUser(stack, hosted)
     reply = user.say("/hosted test_flow.echo " + json.dumps({"text": HOSTILE}))["reply"]["text"]
     head, _, block = reply.partition("\n")
-    assert head.startswith("Result of test_flow.echo")
+    assert head.startswith("test_flow.echo 的结果")
     lines = block.split("\n")
     fence = lines[0][: len(lines[0]) - len("hosted-result")]
     assert set(fence) == {"`"} and len(fence) > 3 and lines[-1] == fence
@@ -179,7 +180,7 @@ def test_a_disabled_tool_is_not_offered(stack: StackClient, hosted: HostedServer
     user.ok("PATCH", f"/rpc/hosted-endpoints/{user.endpoint_id}",
             {"expectedVersion": user.version, "tools": [{"name": "echo", "enabled": False}]})
     turn = user.say('/hosted test_flow.echo {"text": "hi"}')
-    assert turn["run"]["outcome"] == "denied" and "not available" in turn["reply"]["text"]
+    assert turn["run"]["outcome"] == "denied" and "现在不可用" in turn["reply"]["text"]
     assert user.calls_out() == []
 
 

@@ -104,17 +104,29 @@ export function confirmAction({ title, body, confirm, keep }) {
   document.body.append(dialog);
   openDialog = dialog;
   return new Promise((resolve) => {
-    let answer = false;
+    let answer = null;
+    // The answer is settled, and another dialog may open, the moment the person answers: the browser gives the
+    // focus back as the dialog closes, while its `close` event is a task queued for later (on a busy machine an
+    // Enter on the restored button came before it and was refused as "already asking").
+    const settle = (value) => {
+      if (answer !== null) return;
+      answer = value;
+      if (openDialog === dialog) openDialog = null;
+    };
     yesButton.addEventListener("click", () => {
-      answer = true;
+      settle(true);
       dialog.close();
     });
-    keepButton.addEventListener("click", () => dialog.close());
-    // Escape fires "cancel" and then closes the dialog: the answer stays false.
+    keepButton.addEventListener("click", () => {
+      settle(false);
+      dialog.close();
+    });
+    dialog.addEventListener("cancel", () => settle(false)); // Escape: "cancel", then the dialog closes
     dialog.addEventListener("close", () => {
+      settle(false);
       dialog.remove();
-      openDialog = null;
-      if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+      // Give the focus back unless another dialog has opened since (it holds the focus now).
+      if (!openDialog && opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
       resolve(answer);
     });
     dialog.showModal();

@@ -4,7 +4,9 @@ import { get, post } from "../../lib/api.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
+import { markdown } from "../../lib/markdown.js";
 import { Empty, ErrorBox, formatTime, Loading, newClientId, useAction } from "../../lib/ui.js";
+import { KNOWN_CARDS, MessageCard } from "./cards.js";
 import { label, ORIGINS, rememberRun, RunLine, RUNS } from "./runs.js";
 
 const PAGE = 100;
@@ -34,7 +36,17 @@ async function readFrom(conversationId, cursor) {
   return { items, tailCursor, tailOffset };
 }
 
-function MessageItem({ message, agentName, zone }) {
+// The person's own text as typed; the agent's as Markdown (lib/markdown.js: never HTML), and a card the server
+// sent beside it (cards.js) in place of the text when the text is only the card written out.
+function MessageBody({ message, zone, onDecided }) {
+  if (message.role === "user") return html`<p class="text" data-testid="message-text" data-user-content="">${message.text}</p>`;
+  const card = message.card && KNOWN_CARDS.includes(message.card.kind) ? message.card : null;
+  return html`${(!card || !card.replacesText) &&
+    html`<div class="text markdown" data-testid="message-text">${markdown(message.text)}</div>`}
+    ${card && html`<${MessageCard} card=${card} messageId=${message.messageId} zone=${zone} onDecided=${onDecided} />`}`;
+}
+
+function MessageItem({ message, agentName, zone, onDecided }) {
   const mine = message.role === "user";
   const run = RUNS.get(message.messageId);
   const proactive = message.origin !== "chat";
@@ -47,7 +59,7 @@ function MessageItem({ message, agentName, zone }) {
       ${" "}<time class="meta" datetime=${message.createdAt}>${formatTime(message.createdAt, zone)}</time>
     </p>
     ${proactive && ORIGINS.includes(message.origin) && html`<p class="visually-hidden">${t(`chat.originHint.${message.origin}`)}</p>`}
-    <p class="text" data-testid="message-text" data-user-content=${mine ? "" : undefined}>${message.text}</p>
+    <${MessageBody} message=${message} zone=${zone} onDecided=${onDecided} />
     ${run && html`<${RunLine} run=${run} />`}
   </li>`;
 }
@@ -204,7 +216,8 @@ export function ChatPane({ agent, zone, onReplied }) {
         ? html`<${Empty} text=${t("chat.empty")} />`
         : html`<ol class="chat-log">
             ${history.items.map(
-              (message) => html`<${MessageItem} key=${message.messageId} message=${message} agentName=${agent.name} zone=${zone} />`,
+              (message) => html`<${MessageItem} key=${message.messageId} message=${message} agentName=${agent.name} zone=${zone}
+                onDecided=${history.refresh} />`,
             )}
           </ol>`}
     </div>`}

@@ -1,11 +1,14 @@
 // Creating a capability by conversation: a description, the drafter's gaps answered, the proposal confirmed.
+// Open drafts are listed and resumed (GET /rpc/user-capability-drafts?status=open); answers are multi-line; a
+// step the drafter asks about shows its own description and is answered by a capability, a tool or dropping it.
+import "./draft_messages.js";
 import { useLayoutEffect, useRef, useState } from "preact/hooks";
-import { post } from "../../lib/api.js";
+import { listAll, post } from "../../lib/api.js";
 import { FieldError } from "../../lib/forms.js";
 import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
-import { Empty, ErrorBox, focusAfterRender, formatTime, useAction } from "../../lib/ui.js";
+import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, useAction, useLoad } from "../../lib/ui.js";
 import { DEFAULT_SCHEMA, parseSchema } from "./bindings.js";
 import { capabilityErrors, invalid, schemaMessage } from "./errors.js";
 
@@ -94,9 +97,59 @@ function ProposalView({ proposal, skills }) {
   </section>`;
 }
 
-export function DraftFlow({ skills, onConfirmed, onClose }) {
+// A gap about one step (`/workflow/steps/<i>...`): its step number, else null.
+function stepOf(gap) {
+  const found = /^\/workflow\/steps\/(\d+)(?:\/|$)/.exec(gap.path);
+  return found ? Number(found[1]) + 1 : null;
+}
+
+// How a step gap is answered: a written answer, one of the built-in capabilities (its id), a tool on the agent
+// host (a binding), or dropping the step.
+function StepChoice({ gap, index, skills, value, onChange }) {
+  const id = `gap-${index}-how`;
+  const choice = value.how || (gap.kind === "missing_binding" ? "tool" : "text");
+  return html`<div>
+    <label for=${id}>${t("caps.stepHow")}</label>
+    <select id=${id} value=${choice} data-testid="step-how" onChange=${(e) => onChange({ how: e.currentTarget.value })}>
+      <option value="text">${t("caps.stepHowText")}</option>
+      ${skills.map((s) => html`<option value=${`skill:${s.skillId}`}>${t("caps.stepHowSkill", { name: s.name, id: s.skillId })}</option>`)}
+      <option value="tool">${t("caps.stepHowTool")}</option>
+      <option value="drop">${t("caps.stepHowDrop")}</option>
+    </select>
+  </div>`;
+}
+
+// The caller's open drafts, newest first, each resumable (a draft is kept 24 h; leaving the page loses none).
+export function OpenDrafts({ onResume, reloadKey }) {
+  const state = useLoad(() => listAll("/user-capability-drafts?status=open"), [reloadKey]);
+  return html`<section class="card" aria-labelledby="open-drafts-title" data-testid="open-drafts">
+    <h2 id="open-drafts-title">${t("caps.openDrafts")}</h2>
+    <${Loaded} state=${state}>
+      ${(drafts) =>
+        drafts.length === 0
+          ? html`<${Empty} text=${t("caps.noOpenDrafts")} />`
+          : html`<ul class="plain">
+              ${drafts.map(
+                (d) => html`<li key=${d.draftId} class="row" data-draft=${d.draftId}>
+                  <span class="grow"><strong>${d.proposal ? d.proposal.displayName : firstLine(d.description)}</strong>
+                    <span class="meta"> · ${t("caps.draftGaps", { n: d.gaps.length })} · ${t("caps.draftUpdated", { at: formatTime(d.updatedAt) })}</span></span>
+                  <button type="button" class="quiet" aria-label=${t("caps.resumeLabel", { name: d.proposal ? d.proposal.displayName : firstLine(d.description) })}
+                    onClick=${() => onResume(d)}>${t("caps.resume")}</button>
+                </li>`,
+              )}
+            </ul>`}
+    <//>
+  </section>`;
+}
+
+function firstLine(text) {
+  const line = String(text || "").split("\n").find((l) => l.trim()) || "";
+  return line.length > 40 ? `${line.slice(0, 40)}…` : line;
+}
+
+export function DraftFlow({ skills, onConfirmed, onClose, initial }) {
   const [description, setDescription] = useState("");
-  const [draft, setDraft] = useState(null);
+  const [draft, setDraft] = useState(initial || null);
   const [answers, setAnswers] = useState({}); // gapId -> {text} | {binding}
   const [info, setInfo] = useState("");
   const action = useAction();
@@ -111,7 +164,8 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
   const took = (next) => {
     setDraft(next);
     setAnswers({});
-    focusAfterRender(next.gaps.length > 0 ? "gap-0-answer" : "draft-confirm");
+    const first = next.gaps[0];
+    focusAfterRender(first ? (stepOf(first) !== null ? "gap-0-how" : "gap-0-answer") : "draft-confirm");
   };
   const start = (event) => {
     event.preventDefault();
@@ -123,8 +177,13 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
     draft.gaps.forEach((gap) => {
       const answer = answers[gap.gapId];
       if (!answer) return;
-      if (gap.kind === "missing_binding") {
-        const { schemaText, jsonError, ...binding } = answer;
+      const how = answer.how || (gap.kind === "missing_binding" ? "tool" : "text");
+      if (how === "drop") {
+        out.push({ gapId: gap.gapId, drop: true });
+      } else if (how.startsWith("skill:")) {
+        out.push({ gapId: gap.gapId, text: how.slice("skill:".length) });
+      } else if (how === "tool") {
+        const { schemaText, jsonError, how: _how, text: _text, ...binding } = { ...emptyBinding(), ...answer };
         const parsed = parseSchema(schemaText);
         if (parsed.error) {
           broken = true;
@@ -172,7 +231,7 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
       <textarea id="draft-description" rows="8" maxlength=${limits().draftDescription} value=${description}
         ...${invalid(errors, "description", "draft-description", "draft-description-hint")}
         onInput=${(e) => setDescription(e.currentTarget.value)}></textarea>
-      <p id="draft-description-hint" class="hint">${t("caps.describeHint")}</p>
+      <p id="draft-description-hint" class="hint">${t("caps.describeHint")} ${t("caps.stepsSyntax")}</p>
       <${FieldError} id="draft-description-error" messages=${errors.description} />
       <div class="row actions">
         <button type="submit" disabled=${action.busy}>${action.busy ? t("caps.starting") : t("caps.start")}</button>
@@ -188,20 +247,29 @@ export function DraftFlow({ skills, onConfirmed, onClose }) {
             <h3 id="draft-gaps-title">${t("caps.gaps")}</h3>
             <ol class="plain">
               ${draft.gaps.map((gap, i) => {
-                const answer = answers[gap.gapId];
+                const answer = answers[gap.gapId] || {};
                 const at = answeredIndex[gap.gapId];
                 const gapErrors = at === undefined ? {} : errors;
-                const setAnswer = (value) => setAnswers((old) => ({ ...old, [gap.gapId]: value }));
+                const setAnswer = (value) => setAnswers((old) => ({ ...old, [gap.gapId]: { ...(old[gap.gapId] || {}), ...value } }));
+                const step = stepOf(gap);
+                const how = answer.how || (gap.kind === "missing_binding" ? "tool" : "text");
+                const stepsAsked = gap.path === "/workflow/steps";
                 return html`<li class="card" data-gap=${gap.gapId} data-kind=${gap.kind}>
-                  <p id=${`gap-${i}-question`} class="prewrap"><strong>${i + 1}.</strong> ${gap.question}
-                    <code class="meta">${gap.path}</code></p>
-                  ${gap.kind === "missing_binding"
-                    ? html`<${GapBinding} gap=${gap} index=${i} value=${answer || emptyBinding()} onChange=${setAnswer}
-                        errors=${remapAnswerErrors(gapErrors, at, i)} schemaErrors=${answer ? schemaErrors.filter((e) => e.binding === answer.name) : []} />`
-                    : html`<label for=${`gap-${i}-answer`}>${t("caps.answer")}</label>
-                        <input id=${`gap-${i}-answer`} maxlength=${limits().draftAnswer} value=${(answer && answer.text) || ""}
-                          aria-describedby=${`gap-${i}-question`} onInput=${(e) => setAnswer({ text: e.currentTarget.value })} />
-                        <${FieldError} id=${`gap-${i}-answer-error`} messages=${at === undefined ? null : errors[`answers.${at}.text`]} />`}
+                  ${step !== null && gap.instruction &&
+                  html`<p class="step-text" data-testid="gap-step"><strong>${t("caps.stepN", { n: step })}</strong> <span class="prewrap">${gap.instruction}</span></p>`}
+                  <p id=${`gap-${i}-question`} class="prewrap"><strong>${i + 1}.</strong> ${gap.question}</p>
+                  ${step !== null && html`<${StepChoice} gap=${gap} index=${i} skills=${skills} value=${answer} onChange=${setAnswer} />`}
+                  ${how === "tool" &&
+                  html`<${GapBinding} gap=${gap} index=${i} value=${{ ...emptyBinding(), ...answer }} onChange=${(v) => setAnswer(v)}
+                      errors=${remapAnswerErrors(gapErrors, at, i)} schemaErrors=${answer.name ? schemaErrors.filter((e) => e.binding === answer.name) : []} />`}
+                  ${how === "drop" && html`<p class="hint" data-testid="step-dropped">${t("caps.stepDropHint")}</p>`}
+                  ${how === "text" &&
+                  html`<label for=${`gap-${i}-answer`}>${t("caps.answer")}</label>
+                      <textarea id=${`gap-${i}-answer`} rows=${stepsAsked ? 5 : 2} maxlength=${limits().draftAnswer} value=${answer.text || ""}
+                        aria-describedby=${`gap-${i}-question ${stepsAsked ? `gap-${i}-syntax` : ""}`.trim()}
+                        onInput=${(e) => setAnswer({ text: e.currentTarget.value })}></textarea>
+                      ${stepsAsked && html`<p id=${`gap-${i}-syntax`} class="hint">${t("caps.stepsSyntax")}</p>`}
+                      <${FieldError} id=${`gap-${i}-answer-error`} messages=${at === undefined ? null : errors[`answers.${at}.text`]} />`}
                 </li>`;
               })}
             </ol>

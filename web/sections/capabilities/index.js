@@ -11,7 +11,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { limits } from "../../lib/limits.js";
 import { Empty, focusAfterRender, formatTime, Loaded, useLoad, useNotice } from "../../lib/ui.js";
-import { DraftFlow } from "./drafts.js";
+import { DraftFlow, OpenDrafts } from "./drafts.js";
 import { CapabilityPanel, StatusTag } from "./panel.js";
 
 function CapabilityCard({ capability, open, onOpen }) {
@@ -41,8 +41,20 @@ async function loadAll() {
 
 export default function Capabilities() {
   const state = useLoad(loadAll, []);
-  const [openId, setOpenId] = useState(null); // null | "new" | a userCapabilityId
+  const [openId, setOpenId] = useState(null); // null | "new" | "talk" | a userCapabilityId
   const [notice, setNotice] = useNotice();
+  const [resumed, setResumed] = useState(null); // the open draft "talk" resumes, or null for a new one
+  const [draftsRead, setDraftsRead] = useState(0); // bumped to read the open drafts again
+  const talk = (draft) => {
+    setNotice("");
+    setResumed(draft);
+    setOpenId("talk");
+  };
+  const endTalk = () => {
+    setOpenId(null);
+    setResumed(null);
+    setDraftsRead((n) => n + 1);
+  };
 
   const replace = (capability) =>
     state.setData((data) => ({
@@ -72,7 +84,7 @@ export default function Capabilities() {
         <button type="button" disabled=${openId === "new" || state.data.capabilities.length >= limits().capabilities}
           onClick=${() => (setNotice(""), setOpenId("new"))}>${t("caps.create")}</button>
         <button type="button" disabled=${openId === "talk" || state.data.capabilities.length >= limits().capabilities}
-          onClick=${() => (setNotice(""), setOpenId("talk"))}>${t("caps.talk")}</button>`}
+          onClick=${() => talk(null)}>${t("caps.talk")}</button>`}
     </div>
     <p class="hint">${t("caps.intro")}</p>
     <p class="hint" role="status" aria-live="polite" data-testid="caps-notice">${notice}</p>
@@ -88,9 +100,10 @@ export default function Capabilities() {
                     onOpen=${(picked) => (setNotice(""), setOpenId(picked.userCapabilityId))} />`,
                 )}
               </ul>`}
+          ${openId === null && html`<${OpenDrafts} onResume=${talk} reloadKey=${draftsRead} />`}
           ${openId === "talk" &&
-          html`<${DraftFlow} skills=${skills} onClose=${() => setOpenId(null)}
-            onConfirmed=${(capability) => created(capability, t("caps.created", { name: capability.displayName }))} />`}
+          html`<${DraftFlow} key=${resumed ? resumed.draftId : "new"} initial=${resumed} skills=${skills} onClose=${endTalk}
+            onConfirmed=${(capability) => (endTalk(), created(capability, t("caps.created", { name: capability.displayName })))} />`}
           ${(openId === "new" || open) &&
           html`<${CapabilityPanel} key=${openId} capability=${open || null} skills=${skills} onChange=${replace}
             onCreated=${created} onDeleted=${deleted} onClose=${() => setOpenId(null)} />`}

@@ -7,6 +7,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { Empty, ErrorBox, focusAfterRender, formatTime, Loaded, useAction, useNotice } from "../../lib/ui.js";
 import { domId } from "./common.js";
+import { announceDecision } from "./decisions.js";
 
 function ApprovalItem({ approval, endpoints, zone, highlighted, onDecided, onGone }) {
   const action = useAction();
@@ -18,6 +19,7 @@ function ApprovalItem({ approval, endpoints, zone, highlighted, onDecided, onGon
     action.run(async () => {
       try {
         const decided = await post(`/approvals/${encodeURIComponent(approval.approvalId)}`, { decision });
+        announceDecision(decided); // a try-it form waiting on it sends its call again (try.js)
         onDecided(decided, t(decision === "approve" ? "hosted.approvedNow" : "hosted.deniedNow", { tool: approval.toolName }));
       } catch (failure) {
         if (failure.code === "approval_not_pending") {

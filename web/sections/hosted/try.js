@@ -9,6 +9,7 @@ import { t } from "../../lib/i18n.js";
 import { argumentsOf, fieldsOf, initialValues, SchemaField } from "../../lib/schema_form.js";
 import { ErrorBox, newClientId, useAction } from "../../lib/ui.js";
 import { domId, endpointPath, fieldOf } from "./common.js";
+import { whenDecided } from "./decisions.js";
 
 // A call's validation errors by argument field ("" for what no field owns), one sentence each: the paths are
 // under the body's `arguments` ("/arguments/a", "arguments.a").
@@ -85,6 +86,19 @@ export function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
       onApprovalAsked(action.error.details.approvalId);
     }
   }, [action.error]);
+  // Approving the call's approval on this page sends the call again with it (the same arguments: the approval is
+  // bound to them); a denial says so. The latest `send` is the one called.
+  const latestSend = useRef(send);
+  latestSend.current = send;
+  const [decision, setDecision] = useState("");
+  useEffect(() => {
+    if (!approvalId) return undefined;
+    setDecision("");
+    return whenDecided(approvalId, (approval) => {
+      if (approval.status === "approved") latestSend.current(true);
+      else setDecision(t("hosted.tryDenied"));
+    });
+  }, [approvalId]);
 
   const submit = (e) => {
     e.preventDefault();
@@ -109,6 +123,7 @@ export function TryIt({ endpoint, tool, onClose, onApprovalAsked }) {
           <p class="hint" id=${`${prefix}-raw-hint`}>${t("hosted.argumentsHint")}</p>`}
     ${fields && errors[""] ? html`<${FieldError} id=${`${prefix}-form-error`} messages=${[errors[""]]} />` : null}
     ${!fields && html`<${FieldError} id=${`${prefix}-raw-error`} messages=${errors[""] ? [errors[""]] : null} />`}
+    ${decision && html`<p class="notice" role="status" data-testid="try-denied">${decision}</p>`}
     ${needsApproval &&
     html`<div class="notice" data-testid="approval-required">
       <p>${t("hosted.needsApproval")}

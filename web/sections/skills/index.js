@@ -1,5 +1,6 @@
 // Skills (技能): the catalog, each skill's kind, version and description, and its enable switch.
-// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section.
+// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section. Below the
+// skills, the catalog (catalog.js): published skills to install, with their trust level and permissions first.
 import "./messages.js";
 import { listAll, patch } from "../../lib/api.js";
 import { ask } from "../../lib/confirm.js";
@@ -7,6 +8,7 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillDescription, skillName } from "../../lib/names.js";
 import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
+import { Catalog, TrustBadge } from "./catalog.js";
 import { CodeTools } from "./code_tools.js";
 
 function SkillCard({ skill, onChange }) {
@@ -24,6 +26,7 @@ function SkillCard({ skill, onChange }) {
         <p class="meta">
           ${t("skills.kind")}: <span class="tag" data-testid="kind">${t(`kind.${skill.kind}`)}</span>
           · ${t("skills.version")}: <span data-testid="version">${skill.version}</span>
+          · ${t("skills.trust")}: <${TrustBadge} level=${skill.trustLevel} />
         </p>
       </div>
       <${Switch}
@@ -62,6 +65,7 @@ export default function Skills({ ctx }) {
           ? html`<${Empty} text=${t("skills.empty")} />`
           : items.map((skill) => html`<${SkillCard} key=${skill.skillId} skill=${skill} onChange=${replace} />`)}
     <//>
-    <${CodeTools} zone=${ctx?.profile?.timezone} />
+    <${Catalog} onChanged=${catalog.reload} />
+    <${CodeTools} key=${`code-tools-${(catalog.data || []).filter((s) => s.trustLevel !== "builtin").map((s) => `${s.skillId}@${s.version}`).join(",")}`} zone=${ctx?.profile?.timezone} />
   </section>`;
 }

@@ -28,6 +28,7 @@ from skillcore.limits.models import RateClass
 if TYPE_CHECKING:
     from skillcore.api.requests.capabilities import (
         ConfirmDraft,
+        DraftQuery,
         ExpectedVersion,
         ExpectedVersionQuery,
         GenerateDraft,
@@ -152,6 +153,18 @@ def register(routes: Routes, deps: CapabilityRouteDeps) -> None:
         """Remove a binding no step uses from a draft."""
         service.delete_binding(deps.capabilities, caller.user_id, userCapabilityId, name, expected_version=query.expected_version,
                                now=deps.clock())
+
+    @routes.route("GET", "/rpc/user-capability-drafts", query=request("DraftQuery"), response=Page[views.CapabilityDraft])
+    def list_capability_drafts(caller: Caller, query: DraftQuery) -> Page[views.CapabilityDraft]:
+        """The caller's drafts, newest first; `status` filters (open: still open and unexpired), to resume one."""
+        items, cursor = drafts.list_drafts(deps.drafts, caller.user_id, status=query.status, now=deps.clock(),
+                                           limit=query.limit, cursor=query.cursor)
+        return Page(items=[views.capability_draft(d) for d in items], next_cursor=cursor)
+
+    @routes.route("GET", "/rpc/user-capability-drafts/<draftId>", response=views.CapabilityDraft)
+    def get_capability_draft(caller: Caller, draftId: str) -> views.CapabilityDraft:  # noqa: N803
+        """One of the caller's drafts, with its status as of now (another user's is 404)."""
+        return views.capability_draft(drafts.get_draft(deps.drafts, caller.user_id, draftId, now=deps.clock()))
 
     @routes.route("POST", "/rpc/user-capability-drafts", body=request("StartDraft"), response=views.CapabilityDraft, status=201,
                   errors=(e.QuotaExceeded, e.UpstreamError), rate=RateClass.DRAFTING, model=True)

@@ -8,27 +8,34 @@ Nothing here imports the signature library: verification imports it when a submi
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from msgspec import Struct
 
 from skillcore.api import errors as e
-from skillcore.api.app import Caller, Routes
+from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.requests import Paging
-from skillcore.api.requests.packages import (
-    AddPublisherKey,
-    ImportPackage,
-    RegisterPublisher,
-    ReleaseDecision,
-    SubmitRelease,
-)
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as capability_views
 from skillcore.api.views import packages as views
 from skillcore.capabilities import service as capabilities
 from skillcore.capabilities.service import CapabilityDeps
 from skillcore.clock import Clock
-from skillcore.packages import convert, service
+from skillcore.packages import service
 from skillcore.packages.digest import checksum
 from skillcore.packages.service import PackageDeps
+
+if TYPE_CHECKING:
+    from skillcore.api.requests.packages import (
+        AddPublisherKey,
+        ImportPackage,
+        RegisterPublisher,
+        ReleaseDecision,
+        SubmitRelease,
+    )
+
+# Defined by the first request that needs them: a cold start defines none of these classes.
+request = request_models("skillcore.api.requests.packages")
 
 SUBMIT = (e.PackageInvalid, e.SignatureInvalid, e.PublisherUnknown, e.KeyRevoked, e.SkillIdTaken, e.AlreadyExists,
           e.ConcurrentUpdate)
@@ -48,10 +55,12 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
     def export_user_capability(caller: Caller, userCapabilityId: str) -> views.PackageFile:  # noqa: N803
         """One of the caller's capabilities as a package (a zip, base64): SKILL.md, skillcore.json, evals/."""
         capability = capabilities.get(deps.capabilities, caller.user_id, userCapabilityId)
+        from skillcore.packages import convert  # the package writer, loaded by the first export
+
         folder, data = convert.export_zip(capability, deps.packages.manifests)
         return views.package_file(f"{folder}.zip", data, checksum(data))
 
-    @routes.route("POST", "/rpc/user-capability-packages", body=ImportPackage, response=capability_views.UserCapability,
+    @routes.route("POST", "/rpc/user-capability-packages", body=request("ImportPackage"), response=capability_views.UserCapability,
                   status=201, errors=IMPORT)
     def import_user_capability(caller: Caller, body: ImportPackage) -> capability_views.UserCapability:
         """A package's protocol as a new capability of the caller (status draft), through the same defences as a
@@ -63,7 +72,7 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
                                                                     package.manifest.protocol, now=deps.clock()))
 
     # -- a publisher's releases
-    @routes.route("POST", "/rpc/releases", body=SubmitRelease, response=views.Release, status=201, errors=SUBMIT)
+    @routes.route("POST", "/rpc/releases", body=request("SubmitRelease"), response=views.Release, status=201, errors=SUBMIT)
     def submit_release(caller: Caller, body: SubmitRelease) -> views.Release:
         """Submit a signed version: verified, checked (the report is stored) and queued for review, or stored
         rejected with its report when a check failed."""
@@ -96,7 +105,7 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
         return views.published_package(release, data)
 
     # -- operators: publishers and their keys
-    @routes.route("POST", "/rpc/admin/publishers", body=RegisterPublisher, response=views.Publisher, status=201,
+    @routes.route("POST", "/rpc/admin/publishers", body=request("RegisterPublisher"), response=views.Publisher, status=201,
                   errors=(e.AlreadyExists,), admin=True, decision="person")
     def register_publisher(caller: Caller, body: RegisterPublisher) -> views.Publisher:
         """Operator: register a publisher, the account that submits for it and its first public key."""
@@ -110,7 +119,7 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
         items, cursor = service.list_publishers(deps.packages, limit=query.limit, cursor=query.cursor)
         return Page(items=[views.publisher(p) for p in items], next_cursor=cursor)
 
-    @routes.route("POST", "/rpc/admin/publishers/<publisherId>/keys", body=AddPublisherKey, response=views.Publisher,
+    @routes.route("POST", "/rpc/admin/publishers/<publisherId>/keys", body=request("AddPublisherKey"), response=views.Publisher,
                   status=201, errors=(e.AlreadyExists, e.QuotaExceeded, e.VersionConflict), admin=True,
                   decision="person")
     def add_publisher_key(caller: Caller, publisherId: str, body: AddPublisherKey) -> views.Publisher:  # noqa: N803
@@ -136,7 +145,8 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
         """Operator: any release with its report."""
         return views.release(service.get_release(deps.packages, releaseId))
 
-    @routes.route("POST", "/rpc/admin/releases/<releaseId>/decision", body=ReleaseDecision, response=views.Release,
+    @routes.route("POST", "/rpc/admin/releases/<releaseId>/decision", body=request("ReleaseDecision"),
+                  response=views.Release,
                   errors=(e.ReleaseNotPending, e.CanaryRunning, e.PackageInvalid, e.ConcurrentUpdate), admin=True,
                   decision="person")
     def decide_release(caller: Caller, releaseId: str, body: ReleaseDecision) -> views.Release:  # noqa: N803

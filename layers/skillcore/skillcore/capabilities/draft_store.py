@@ -13,6 +13,8 @@ decides expiry from the item's own time, never from its absence: writes are cond
 
 Access patterns:
 - get one: GetItem (pk, sk), consistent.
+- list the user's drafts, newest first (ULIDs sort by creation), a page at a time: a Query of their partition;
+  `status=open` filters on open and unexpired, `confirmed` on confirmed, `expired` on open past its time.
 - count the open ones (at most SKILLS_MAX_OPEN_DRAFTS, checked before a new draft is generated): a Query of
   the user's partition with `Select: COUNT`, filtered on open and unexpired.
 - create: PutItem conditioned on the key being new.
@@ -37,7 +39,7 @@ from skillcore.capabilities import errors
 from skillcore.capabilities.models import Draft, DraftAnswer, DraftStatus, Gap, GapKind
 from skillcore.clock import parse_time, to_sort_time
 from skillcore.db.codec import from_item, to_item, to_value
-from skillcore.db.dynamo import Db, key
+from skillcore.db.dynamo import Db, key, query_page
 from skillcore.db.errors import TransactionFailed
 from skillcore.db.transact import Op, transact
 
@@ -68,12 +70,13 @@ def to_draft_item(draft: Draft) -> dict[str, Any]:
         "description": draft.description,
         "answers": [
             {k: v for k, v in {"path": a.path, "kind": a.kind.value, "question": a.question, "text": a.text,
-                               "bindingName": a.binding_name}.items() if v is not None}
+                               "bindingName": a.binding_name, "dropped": a.dropped or None}.items() if v is not None}
             for a in draft.answers
         ],
         "bindings": _json(list(draft.bindings)),
         "proposal": _json(draft.proposal) if draft.proposal is not None else None,
-        "gaps": [{"gapId": g.gap_id, "path": g.path, "kind": g.kind.value, "question": g.question}
+        "gaps": [{k: v for k, v in {"gapId": g.gap_id, "path": g.path, "kind": g.kind.value, "question": g.question,
+                                    "instruction": g.instruction}.items() if v is not None}
                  for g in draft.gaps],
         "createdAt": to_sort_time(draft.created_at),
         "updatedAt": to_sort_time(draft.updated_at),
@@ -92,11 +95,12 @@ def draft_from_item(item: dict[str, Any]) -> Draft:
         user_id=item["pk"], draft_id=item["sk"], revision=int(item["revision"]), status=DraftStatus(item["status"]),
         description=item["description"],
         answers=tuple(DraftAnswer(path=a["path"], kind=GapKind(a["kind"]), question=a["question"], text=a.get("text"),
-                                  binding_name=a.get("bindingName")) for a in item.get("answers", [])),
+                                  binding_name=a.get("bindingName"), dropped=bool(a.get("dropped", False)))
+                      for a in item.get("answers", [])),
         bindings=tuple(json.loads(item["bindings"])),
         proposal=json.loads(item["proposal"]) if item.get("proposal") else None,
-        gaps=tuple(Gap(gap_id=g["gapId"], path=g["path"], kind=GapKind(g["kind"]), question=g["question"])
-                   for g in item.get("gaps", [])),
+        gaps=tuple(Gap(gap_id=g["gapId"], path=g["path"], kind=GapKind(g["kind"]), question=g["question"],
+                       instruction=g.get("instruction")) for g in item.get("gaps", [])),
         created_at=parse_time(item["createdAt"]), updated_at=parse_time(item["updatedAt"]),
         expires_at=parse_time(item["expiresAt"]), user_capability_id=item.get("userCapabilityId"),
     )
@@ -125,6 +129,24 @@ def count_open(db: Db, user_id: str, now: datetime) -> int:
         if "LastEvaluatedKey" not in response:
             return count
         params["ExclusiveStartKey"] = response["LastEvaluatedKey"]
+
+
+def list_drafts(db: Db, user_id: str, *, status: DraftStatus | None, now: datetime, limit: int,
+                cursor: str | None) -> tuple[list[Draft], str | None]:
+    """One page of the user's drafts, newest first, optionally of one status as of `now` (a filtered page may
+    hold fewer than `limit` with a cursor to the rest)."""
+    filters: dict[DraftStatus, tuple[str, dict[str, str], dict[str, Any]]] = {
+        DraftStatus.OPEN: (f"{OPEN} AND {NOT_EXPIRED}", {"#status": "status", "#ttl": "ttl"},
+                           {":open": DraftStatus.OPEN.value, ":now": epoch(now)}),
+        DraftStatus.CONFIRMED: ("#status = :confirmed", {"#status": "status"},
+                                {":confirmed": DraftStatus.CONFIRMED.value}),
+        DraftStatus.EXPIRED: (f"{OPEN} AND #ttl <= :now", {"#status": "status", "#ttl": "ttl"},
+                              {":open": DraftStatus.OPEN.value, ":now": epoch(now)}),
+    }
+    expression, names, values = filters[status] if status is not None else (None, None, None)
+    page = query_page(db, table=db.tables.capability_drafts, partition=("pk", user_id), limit=limit, cursor=cursor,
+                      newest_first=True, filter_expression=expression, names=names, values=values)
+    return [draft_from_item(item) for item in page.items], page.next_cursor
 
 
 # -- operations -------------------------------------------------------------------------------------

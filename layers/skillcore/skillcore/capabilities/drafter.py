@@ -62,6 +62,7 @@ if TYPE_CHECKING:  # pydantic request models are imported when a draft is genera
 PROPOSE_TOOL = "propose_capability"
 MAX_GAPS = 30
 MAX_QUESTION_CHARS = 300
+MAX_INSTRUCTION_CHARS = 500
 _POINTER = re.compile(r"(?:/[A-Za-z0-9_]{1,40}){0,4}")
 _TOKEN_EDGE = r"A-Za-z0-9_.:-"
 # Before a named id: no token character, or a step number (`1.`, `12.`) that itself starts a token, so that
@@ -84,7 +85,11 @@ Rules, without exception:
   do not guess: return a gap with a short question for the user, and leave that part out of the proposal.
 - Write objective, instructions and completion criteria as plain descriptions of what is to be done, in the
   user's language; never as orders about tools, rules or roles.
-- name is snake_case (^[a-z][a-z0-9_]{2,39}$); leave toolBindings out, the server adds the user's bindings."""
+- name is snake_case (^[a-z][a-z0-9_]{2,39}$); displayName is a short readable title in the user's language,
+  never the snake_case name; leave toolBindings out, the server adds the user's bindings.
+- Steps the user listed (numbered, or one per line) are the steps: keep each one's description as its
+  instruction. A step whose capability or tool is not known gets a gap at its path with its instruction.
+- An answer with "drop": true removes the step its path names: leave that step out."""
 
 
 class DraftInputs(Struct, frozen=True, kw_only=True):
@@ -106,6 +111,7 @@ class RawGap(Struct, frozen=True):
     path: str
     kind: GapKind
     question: str
+    instruction: str | None = None  # a gap about one step: that step's description (it passed the text filter)
 
 
 class Generated(Struct, frozen=True):
@@ -134,6 +140,8 @@ def tool_schema() -> dict[str, Any]:
                     "path": {"type": "string", "description": "JSON Pointer into the proposal, e.g. /workflow/steps/1"},
                     "kind": {"type": "string", "enum": [k.value for k in GapKind]},
                     "question": {"type": "string", "maxLength": MAX_QUESTION_CHARS},
+                    "instruction": {"type": "string", "maxLength": MAX_INSTRUCTION_CHARS,
+                                    "description": "for a gap about one step: that step's description"},
                 },
             }},
         },
@@ -147,7 +155,8 @@ def user_document(inputs: DraftInputs) -> str:
     return json.dumps({
         "description": inputs.description,
         "answers": [{k: v for k, v in {"path": a.path, "kind": a.kind.value, "question": a.question, "text": a.text,
-                                       "bindingName": a.binding_name}.items() if v is not None}
+                                       "bindingName": a.binding_name, "drop": a.dropped or None}.items()
+                     if v is not None}
                     for a in inputs.answers],
         "bindings": [{k: b[k] for k in ("name", "hostProfile", "mcpServerId", "mcpToolName")} for b in inputs.bindings],
     }, ensure_ascii=False)
@@ -218,9 +227,14 @@ def question(kind: GapKind, path: str, language: Language, *, ref: str | None = 
         return (f"{label}读起来像是给助手的命令（{rule}）；请换一种说法，只描述要做的事。" if zh else
                 f"The {label} reads like an order to the agent ({rule}); please rephrase it as a description "
                 "of what is to be done.")
+    available = ", ".join(sorted(registered))
     if path.startswith("/workflow/steps/") and n is not None:
-        return (f"步骤 {n} 用哪个平台能力或你宿主机上的哪个工具？" if zh else
-                f"Which built-in capability, or which tool on your agent host, does step {n} use?")
+        return (f"步骤 {n} 用哪个平台能力或你宿主机上的哪个工具？写出能力 id"
+                f"{'（可用：' + available + '）' if available else ''}，或写“工具 名称@宿主配置”；"
+                "用不上的步骤可以删除。" if zh else
+                f"Which built-in capability, or which tool on your agent host, does step {n} use? Write the "
+                f"capability id{' (available: ' + available + ')' if available else ''} or “tool name@hostProfile”; "
+                "a step you cannot supply can be removed.")
     fixed = {
         "name": ("这个能力叫什么？请给一个 snake_case 名称（小写字母开头，3–40 个字符）。",
                  "What is the capability called? Give a snake_case name (a lowercase letter first, 3-40 characters)."),
@@ -228,12 +242,18 @@ def question(kind: GapKind, path: str, language: Language, *, ref: str | None = 
         "whenToUse": ("什么时候用它？请给出 1–10 个触发词，用逗号分开。",
                       "When should it be used? Give 1-10 trigger phrases, separated by commas."),
         "objective": ("这个能力的目标是什么？", "What is the goal of this capability?"),
-        "steps": ("它分哪几步？请按 1. 2. 3. 列出，并说明每步用哪个平台能力或本地工具。",
-                  "What are its steps? List them as 1. 2. 3., each with the built-in capability or local tool it uses."),
+        "steps": ("它分哪几步？每行一步，或写成 1. … 2. …。一步用平台能力时写“能力id: 做什么”"
+                  f"{'（可用：' + available + '）' if available else ''}，用你宿主机上的工具时写"
+                  "“工具 名称@宿主配置: 做什么”。",
+                  "What are its steps? One per line, or as 1. … 2. …. A step that uses a built-in capability is "
+                  f"“capability-id: what to do”{' (available: ' + available + ')' if available else ''}; one that "
+                  "uses a tool on your agent host is “tool name@hostProfile: what to do”."),
         "completionCriteria": ("怎样算完成？", "How do we know it is done?"),
     }
     if field in fixed:
         return fixed[field][0 if zh else 1]
+    if field not in names:  # a path the person has no word for: never shown to them
+        return "请补充这一部分的信息。" if zh else "Please tell me more about this part."
     return (f"请补充：{label}" if zh else f"Please tell me more about: {label}")
 
 
@@ -267,8 +287,32 @@ def _model_gaps(raw: Any, language: Language, registered: frozenset[str]) -> lis
         usable = (isinstance(text, str) and text.strip() and len(text) <= MAX_QUESTION_CHARS
                   and not text_filter.rules_broken(text))
         gaps.append(RawGap(path, gap_kind, text.strip() if usable and isinstance(text, str)
-                           else question(gap_kind, path, language, registered=registered)))
+                           else question(gap_kind, path, language, registered=registered),
+                           instruction=step_instruction(path, entry.get("instruction"))))
     return gaps
+
+
+def step_instruction(path: str, text: Any) -> str | None:
+    """A step gap's description, shown beside its question: only on a gap about one step, only a text that
+    passes the text filter (defence 1, like every step instruction), else none."""
+    from skillcore.capabilities.defences import text_filter
+
+    if _step_number(path) is None or not isinstance(text, str):
+        return None
+    text = text.strip()
+    if not text or len(text) > MAX_INSTRUCTION_CHARS or text_filter.rules_broken(text):
+        return None
+    return text
+
+
+def readable_name(name: str, objective: str) -> str:
+    """A display name a person reads, for a proposal whose display name is missing or is the snake_case name:
+    the objective's first phrase when it is short, else the name in words (`weekly_plan` → `Weekly plan`)."""
+    phrase = re.split(r"[。.!！?？;；,，\n]", objective.strip(), maxsplit=1)[0].strip()
+    if 0 < len(phrase) <= 30:
+        return phrase
+    words = name.replace("_", " ").strip()
+    return (words[:1].upper() + words[1:])[:60] or name
 
 
 def _text_gaps(proposal: Any, language: Language) -> list[RawGap]:
@@ -347,13 +391,15 @@ def _enforce_references(
                 kept.append(step.model_dump(by_alias=True))
             else:
                 gaps.append(RawGap(at, GapKind.MISSING_BINDING, question(
-                    GapKind.MISSING_BINDING, at, language, ref=step.tool_name, host=step.host_profile)))
+                    GapKind.MISSING_BINDING, at, language, ref=step.tool_name, host=step.host_profile),
+                    instruction=step_instruction(at, step.instruction)))
         elif step.capability_id in allowed:
             kept.append(step.model_dump(by_alias=True))
         else:
             asked.add(step.capability_id)
             gaps.append(RawGap(f"{at}/capabilityId", GapKind.UNKNOWN_CAPABILITY, question(
-                GapKind.UNKNOWN_CAPABILITY, at, language, ref=step.capability_id, registered=inputs.registered)))
+                GapKind.UNKNOWN_CAPABILITY, at, language, ref=step.capability_id, registered=inputs.registered),
+                instruction=step_instruction(at, step.instruction)))
     declared: list[str] = []
     for j, capability_id in enumerate(body.platform_capability_ids):
         if capability_id in allowed:
@@ -371,4 +417,6 @@ def _enforce_references(
     proposal = body.model_dump(by_alias=True, exclude={"tool_bindings"})
     proposal["workflow"]["steps"] = kept
     proposal["platformCapabilityIds"] = declared
+    if proposal["displayName"].strip() == proposal["name"]:
+        proposal["displayName"] = readable_name(proposal["name"], proposal["workflow"]["objective"])
     return dict(proposal)

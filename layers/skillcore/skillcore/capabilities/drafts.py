@@ -59,6 +59,8 @@ if TYPE_CHECKING:
     from skillcore.capabilities.structure import DraftAnswerInput
 
 AUDIT_SKILL_ID = "user_capability_draft"
+STEPS_PATH = "/workflow/steps"
+STEP_PATH = re.compile(r"^/workflow/steps/\d+(?:/|$)")
 MAX_STORED_ANSWERS = 40
 
 
@@ -106,8 +108,8 @@ def _generate(deps: DraftDeps, description: str, answers: tuple[DraftAnswer, ...
     except ModelError as failed:
         raise UpstreamError("the draft generator could not answer; try again",
                             details={"reason": audit_code(str(failed) or "model_error")}) from None
-    gaps = tuple(Gap(gap_id=f"g{revision}-{i + 1}", path=g.path, kind=g.kind, question=g.question)
-                 for i, g in enumerate(generated.gaps))
+    gaps = tuple(Gap(gap_id=f"g{revision}-{i + 1}", path=g.path, kind=g.kind, question=g.question,
+                     instruction=g.instruction) for i, g in enumerate(generated.gaps))
     return generated.proposal, gaps
 
 
@@ -121,6 +123,15 @@ def get_draft(deps: DraftDeps, user_id: str, draft_id: str, *, now: datetime) ->
     if draft is None:
         raise errors.draft_not_found()
     return _as_of(draft, now)
+
+
+def list_drafts(deps: DraftDeps, user_id: str, *, status: DraftStatus | None, now: datetime, limit: int,
+                cursor: str | None) -> tuple[list[Draft], str | None]:
+    """The caller's drafts, newest first, each with its status as of `now` (`status` filters by it): how a person
+    finds an open draft again and resumes it."""
+    items, next_cursor = store.list_drafts(deps.capabilities.db, user_id, status=status, now=now, limit=limit,
+                                           cursor=cursor)
+    return [_as_of(d, now) for d in items], next_cursor
 
 
 def start_create(deps: DraftDeps, user_id: str, description: str, *, now: datetime) -> Draft:
@@ -163,6 +174,12 @@ def _merge_answers(
         if answer.gap_id in seen:
             raise _answer_error(i, "gapId", "answered twice")
         seen.add(answer.gap_id)
+        if answer.drop:
+            if not STEP_PATH.match(gap.path):
+                raise _answer_error(i, "drop", "only a gap about one step can drop it")
+            answers = [a for a in answers if a.path != gap.path]
+            answers.append(DraftAnswer(path=gap.path, kind=gap.kind, question=gap.question, dropped=True))
+            continue
         if answer.binding is not None:
             found = schema_subset.check(answer.binding.input_schema)
             if found:
@@ -178,6 +195,8 @@ def _merge_answers(
             bindings[answer.binding.name] = {**answer.binding.model_dump(by_alias=True),
                                              "requiresUserConfirmation": True}
         answers = [a for a in answers if a.path != gap.path]
+        if gap.path == STEPS_PATH:  # a new list of steps: what was said about the old ones no longer applies
+            answers = [a for a in answers if not a.path.startswith(STEPS_PATH + "/")]
         answers.append(DraftAnswer(path=gap.path, kind=gap.kind, question=gap.question, text=answer.text,
                                    binding_name=answer.binding.name if answer.binding else None))
     if len(bindings) > MAX_BINDINGS_PER_CAPABILITY:

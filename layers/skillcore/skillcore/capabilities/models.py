@@ -119,6 +119,9 @@ class Gap(Frozen, frozen=True, kw_only=True):
     path: str
     kind: GapKind
     question: str
+    # A gap about one step: that step's description as the user gave it (data, shown beside the question; it
+    # passed the text filter like every step instruction), so the person sees which step is meant.
+    instruction: str | None = None
 
 
 class DraftAnswer(Frozen, frozen=True, kw_only=True):
@@ -129,6 +132,7 @@ class DraftAnswer(Frozen, frozen=True, kw_only=True):
     question: str
     text: str | None = None
     binding_name: str | None = None
+    dropped: bool = False  # the person removed the step this gap is about (a step gap only)
 
 
 class Draft(Frozen, frozen=True, kw_only=True):

@@ -137,10 +137,11 @@ def _binding_checks(binding: ToolBinding) -> list[str]:
 
 
 def render_user(capability: UserCapability, narrowed: Narrowed, host_profile: str | None, *,
-                capability_id: str | None = None, package: tuple[str, str] | None = None) -> str:
+                capability_id: str | None = None, package: tuple[str, str] | None = None,
+                version: str | None = None) -> str:
     """The protocol of a `user:` capability for one host profile, from its structure and its narrowing. An
     installed package's skill is rendered by the same template (`capability_id` its skill id, `package` its
-    publisher id and trust level, both identifiers the catalog checked)."""
+    publisher id and trust level, both identifiers the catalog checked; `version` its semver)."""
     workflow = capability.workflow
     steps: list[str] = []
     for number, step in enumerate(workflow.steps, start=1):
@@ -149,7 +150,7 @@ def render_user(capability: UserCapability, narrowed: Narrowed, host_profile: st
         else:
             steps.append(_local_step(number, step, narrowed, host_profile))
     return _document(
-        _header(capability_id or capability.capability_id, capability.version, user=True, package=package),
+        _header(capability_id or capability.capability_id, version or capability.version, user=True, package=package),
         labelled(OBJECTIVE, workflow.objective), steps, labelled(COMPLETION, workflow.completion_criteria),
     )
 

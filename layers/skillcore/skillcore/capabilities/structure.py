@@ -109,10 +109,13 @@ class DraftAnswerInput(Strict):
     model_config = Strict.model_config | ConfigDict(
         json_schema_extra={"anyOf": [
             {"required": ["text"], "properties": {"text": {"type": "string"}}},
-            {"required": ["binding"], "properties": {"binding": {"type": "object"}}}]})
+            {"required": ["binding"], "properties": {"binding": {"type": "object"}}},
+            {"required": ["drop"], "properties": {"drop": {"const": True}}}]})
     gap_id: str = Field(min_length=1, max_length=64)
     text: str | None = Field(default=None, min_length=1, max_length=ANSWER_MAX, json_schema_extra=NOT_BLANK)
     binding: ToolBindingInput | None = None
+    # The step the gap is about is removed from the draft (a gap about a step only: `/workflow/steps/<i>...`).
+    drop: Literal[True] | None = None
 
     @field_validator("text")
     @classmethod
@@ -121,6 +124,8 @@ class DraftAnswerInput(Strict):
 
     @model_validator(mode="after")
     def _something(self) -> "DraftAnswerInput":
-        if self.text is None and self.binding is None:
-            raise ValueError("an answer needs a text or a binding")
+        if self.text is None and self.binding is None and self.drop is None:
+            raise ValueError("an answer needs a text, a binding or drop")
+        if self.drop and (self.text is not None or self.binding is not None):
+            raise ValueError("an answer that drops its step carries nothing else")
         return self

@@ -99,7 +99,7 @@ def post_message(
     replied_at = max(deps.clock(), now + timedelta(milliseconds=1))
     reply = Message(
         message_id=new_id(replied_at), conversation_id=conversation_id, role=Role.ASSISTANT, agent_id=agent.agent_id,
-        text=result.reply, origin=Origin.CHAT, created_at=replied_at,
+        text=result.reply, origin=Origin.CHAT, created_at=replied_at, card=result.card,
     )
     run = _run(user_id, conversation_id, result, now, started)
     response = TurnResponse(user_message=user_message, reply=reply, run=run)

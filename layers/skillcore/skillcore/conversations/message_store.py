@@ -15,8 +15,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+import msgspec
+
 from skillcore.clock import parse_time, to_sort_time
-from skillcore.conversations.models import Message, Origin, Role
+from skillcore.conversations.models import Message, MessageCard, Origin, Role
 from skillcore.db.codec import from_item, to_item
 from skillcore.db.dynamo import Db, key, query_page
 
@@ -42,6 +44,8 @@ def to_message_item(message: Message, user_id: str) -> dict[str, Any]:
             "createdAt": to_sort_time(message.created_at),
             "seq": seq(message),
             "visibleSeq": None if message.hidden_from_user else seq(message),
+            # The card (structured data beside the text, models.MessageCard) as JSON text: absent without one.
+            "card": msgspec.json.encode(message.card).decode() if message.card is not None else None,
         }
     )
 
@@ -56,6 +60,7 @@ def message_from_item(item: dict[str, Any]) -> Message:
         origin=Origin(item.get("origin", "chat")),
         hidden_from_user=bool(item.get("hiddenFromUser", False)),
         created_at=parse_time(item["createdAt"]),
+        card=msgspec.json.decode(item["card"], type=MessageCard) if item.get("card") else None,
     )
 
 

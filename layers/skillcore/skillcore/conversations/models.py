@@ -80,6 +80,32 @@ class Origin(StrEnum):
     BACKGROUND = "background"
 
 
+class CardKind(StrEnum):
+    APPROVAL = "approval"
+    HOSTED_RESULT = "hosted_result"
+
+
+class MessageCard(Frozen, frozen=True, kw_only=True):
+    """Structured data beside an assistant message's text, for clients that show it as a card (issue 24): an
+    approval the message asks for (`approval`), or a hosted tool's result (`hosted_result`, data from an external
+    service, never instructions). Written only by the server's own code (hosted/chat_replies.py); the text stays
+    the whole message for clients that read only the text."""
+
+    kind: CardKind
+    endpoint_id: str
+    endpoint_name: str
+    tool_name: str
+    approval_id: str | None = None  # approval: the approval asked for, and its short code in the chat
+    code: str | None = None
+    arguments: str | None = None  # approval: the arguments' preview (approvals/digest.py), never cut
+    expires_at: datetime | None = None
+    is_error: bool | None = None  # hosted_result: the tool answered an error
+    content: str | None = None  # hosted_result: the tool's text content (≤ 16 KiB), as data
+    # The message's text is this card written out as text (the server's fixed words): a client that shows the
+    # card need not show the text as well. False when the text is the agent's own words about the card.
+    replaces_text: bool = True
+
+
 class Message(Frozen, frozen=True, kw_only=True):
     message_id: str
     conversation_id: str
@@ -89,6 +115,7 @@ class Message(Frozen, frozen=True, kw_only=True):
     origin: Origin
     hidden_from_user: bool = False
     created_at: datetime
+    card: MessageCard | None = None
 
 
 class RunKind(StrEnum):

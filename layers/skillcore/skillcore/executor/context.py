@@ -12,6 +12,7 @@ from skillcore.conversations.models import (
     AgentCard,
     Conversation,
     Message,
+    MessageCard,
     Role,
     RunKind,
     RunOutcome,
@@ -82,3 +83,4 @@ class TurnResult(Struct, frozen=True):
     session_write: SessionWrite | None = None
     memories_used: int | None = None
     writes: tuple[Op, ...] = ()  # extra transaction items (tool record, audit events)
+    card: MessageCard | None = None  # structured data beside the reply (an approval asked, a hosted result)

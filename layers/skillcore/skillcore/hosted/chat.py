@@ -17,11 +17,11 @@ is kept (hosted/chat_call_store.py) until the owner answers in the conversation 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
 from skillcore.approvals.errors import ApprovalNotPending
-from skillcore.conversations.models import ConversationKind, RunKind, RunOutcome
+from skillcore.conversations.models import ConversationKind, MessageCard, Role, RunKind, RunOutcome
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
 from skillcore.errors import DomainError, UnknownTool
@@ -29,19 +29,21 @@ from skillcore.executor.context import TurnContext, TurnResult
 from skillcore.hosted import chat_call_store as chat_calls
 from skillcore.hosted import endpoint_store
 from skillcore.hosted.chat_replies import (
+    ask_card,
     ask_text,
     denied_text,
     failed_text,
     not_available_text,
     not_pending_text,
     result_block,
+    result_card,
     result_text,
 )
 from skillcore.hosted.chat_tools import OfferedTool, ToolMap, offered_tools, wire_name
-from skillcore.hosted.chat_words import Answer, parse_answer, parse_command
+from skillcore.hosted.chat_words import Answer, Command, parse_answer, parse_command
 from skillcore.hosted.errors import ApprovalRequired
 from skillcore.hosted.models import MAX_ENDPOINTS_PER_USER
-from skillcore.language import Language
+from skillcore.language import Language, choose
 from skillcore.model.port import ModelError, ModelResponse, SystemBlock, ToolChoice, ToolSpec
 from skillcore.policy.gate import OperationApproval, PolicyInput, decide
 from skillcore.skills.hosted_workflows import HOSTED_WORKFLOWS
@@ -62,6 +64,21 @@ def client_call_id(source_message_id: str, index: int) -> str:
     return f"chat-{source_message_id}-{index}"
 
 
+def reply_language(ctx: TurnContext, command: Command | None) -> Language:
+    """The language of the branch's replies: the turn's (skillcore/language.py), except for a `/hosted` command,
+    whose tool name and JSON arguments are no one's language (`{"a": 2}` is not English): then the conversation's,
+    from the user's earlier messages that are not commands themselves, else the default."""
+    if command is None:
+        return ctx.language()
+
+    def earlier() -> Iterator[str]:
+        for message in reversed(ctx.history()):
+            if message.role is Role.USER and parse_command(message.text) is None:
+                yield message.text
+
+    return choose(earlier())
+
+
 class HostedChatBranch:
     """Takes a turn that answers a pending approval, names a hosted tool (`/hosted`), or in which the model
     calls an offered hosted tool. Otherwise it answers with the model's text, asked with the tools offered."""
@@ -73,7 +90,8 @@ class HostedChatBranch:
     def __call__(self, ctx: TurnContext, asker: Asker) -> TurnResult | None:
         if ctx.conversation.kind is not ConversationKind.SINGLE:
             return None
-        language = ctx.language()
+        command = parse_command(ctx.text)
+        language = reply_language(ctx, command)
         # `批准` / `approve` decides only in a person's own message; from an agent host's token it is an
         # ordinary message and the approval stays pending.
         answer = parse_answer(ctx.text) if ctx.from_person else None
@@ -81,7 +99,6 @@ class HostedChatBranch:
             answered = self._answer(ctx, answer, language)
             if answered is not None:
                 return answered
-        command = parse_command(ctx.text)
         label = f"{command.endpoint_name}.{command.tool_name}" if command else ""
         if not ctx.enabled(HOSTED_WORKFLOWS):
             return self._fixed(ctx, asker, not_available_text(label, "disabled", language), RunOutcome.DENIED) \
@@ -148,8 +165,11 @@ class HostedChatBranch:
                 agent_id=ctx.agent.agent_id, endpoint_id=offered.endpoint.endpoint_id,
                 endpoint_name=offered.endpoint.name, tool_name=offered.tool.name, arguments=arguments,
                 client_call_id=call_id, asked_at=ctx.now, language=language.value)
-            text = ask_text(label, asked, arguments_preview(arguments), language)
-            return self._fixed(ctx, asker, text, RunOutcome.SUCCEEDED,
+            preview = arguments_preview(arguments)
+            text = ask_text(label, asked, preview, language)
+            card = ask_card(offered.endpoint.endpoint_id, offered.endpoint.name, offered.tool.name, asked, preview,
+                            ctx.now)
+            return self._fixed(ctx, asker, text, RunOutcome.SUCCEEDED, card=card,
                                writes=(*writes, Op("chat_call", chat_calls.put_op(self._db, pending))))
         except DomainError as error:
             return self._fixed(ctx, asker, failed_text(label, error.code, language), RunOutcome.FAILED, writes=writes)
@@ -158,13 +178,16 @@ class HostedChatBranch:
             reply = asker.ask_model(ctx, (result_block(text),)).text.strip() or text
         except ModelError:
             reply = text  # the result is still the user's: shown as rendered here
+        card = result_card(offered.endpoint.endpoint_id, offered.endpoint.name, offered.tool.name, result,
+                           replaces_text=reply == text)
         return TurnResult(reply=reply, kind=RunKind.TOOL, outcome=RunOutcome.SUCCEEDED, skill=HOSTED_WORKFLOWS,
-                          writes=writes)
+                          writes=writes, card=card)
 
     def _fixed(self, ctx: TurnContext, asker: Asker, text: str, outcome: RunOutcome,
-               writes: tuple[Op, ...] = ()) -> TurnResult:
+               writes: tuple[Op, ...] = (), card: MessageCard | None = None) -> TurnResult:
         """A reply whose words are the server's (a request for approval, a refusal): no model is asked."""
-        return TurnResult(reply=text, kind=RunKind.TOOL, outcome=outcome, skill=HOSTED_WORKFLOWS, writes=writes)
+        return TurnResult(reply=text, kind=RunKind.TOOL, outcome=outcome, skill=HOSTED_WORKFLOWS, writes=writes,
+                          card=card)
 
     # -- an answer to a pending approval
     def _answer(self, ctx: TurnContext, answer: Answer, language: Language) -> TurnResult | None:

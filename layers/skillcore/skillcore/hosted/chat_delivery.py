@@ -13,7 +13,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op, transact
 from skillcore.errors import DomainError
 from skillcore.hosted import chat_call_store as chat_calls
-from skillcore.hosted.chat_replies import denied_text, failed_text, result_text
+from skillcore.hosted.chat_replies import denied_text, failed_text, result_card, result_text
 from skillcore.ids import new_id
 from skillcore.language import Language
 
@@ -27,6 +27,7 @@ def deliver_after_decision(db: Db, hosted_deps: Any, user_id: str, approval_id: 
         return None
     language = Language(pending.language)
     label = f"{pending.endpoint_name}.{pending.tool_name}"
+    card = None
     if not approved:
         text = denied_text(label, language)
     else:
@@ -37,11 +38,12 @@ def deliver_after_decision(db: Db, hosted_deps: Any, user_id: str, approval_id: 
                                 arguments=pending.arguments, client_call_id=pending.client_call_id,
                                 approval_id=approval_id, now=now, agent_id=pending.agent_id)
             text = result_text(label, result, language)
+            card = result_card(pending.endpoint_id, pending.endpoint_name, pending.tool_name, result)
         except DomainError as error:
             text = failed_text(label, error.code, language)
     at = max(now, pending.asked_at + timedelta(milliseconds=2))  # after the reply that asked
     message = Message(message_id=new_id(at), conversation_id=pending.conversation_id, role=Role.ASSISTANT,
-                      agent_id=pending.agent_id, text=text, origin=Origin.CHAT, created_at=at)
+                      agent_id=pending.agent_id, text=text, origin=Origin.CHAT, created_at=at, card=card)
     transact(db, [
         Op("message", message_store.put_message_op(db, message, user_id)),
         Op("conversation", conversation_store.record_visible_messages_op(

@@ -5,6 +5,14 @@ Approval prompt: a call that needs one gets a reply naming the tool, the argumen
 the whole canonical arguments, never cut, bidi controls and other hidden characters escaped as `\\u{...}`:
 approvals/digest.py `visible`; quoted) and the approval with its short code (hosted/chat_call_store.py).
 
+Cards: the approval prompt and a result also go with their message as structured data (conversations/models.py
+MessageCard: `ask_card`, `result_card`), which a client shows as a card with its own words in its own language
+(the Skills page: an approval with the whole arguments and approve / deny buttons, a result marked as data from an
+external service); the text stays the whole message for a client that reads only the text.
+
+Language: the conversation's (hosted/chat.py `reply_language`): a `/hosted` command's tool name and JSON show
+none, so the user's earlier messages decide, else the default.
+
 Results: quoted as data, never as instructions: a fenced `hosted-result` block that no content can close
 (capabilities/protocol.py `quoted`: a fence longer than any backtick run, every line prefixed `│ `), under a
 line saying it is data from an external service; to the model additionally inside the escaped `<data>` fence of
@@ -13,9 +21,12 @@ a system block (model/port.py).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
+from skillcore.approvals.models import APPROVAL_TTL
 from skillcore.capabilities.protocol import quoted
+from skillcore.conversations.models import CardKind, MessageCard
 from skillcore.hosted import chat_call_store as chat_calls
 from skillcore.language import Language
 from skillcore.model.port import BlockKind, SystemBlock
@@ -44,6 +55,22 @@ def ask_text(label: str, approval_id: str, arguments_preview: str, language: Lan
     return (f"Calling {label} needs your approval. Arguments:\n{args}\nApproval {code} (approvalId {approval_id}), "
             f"valid for 10 minutes. Reply “approve” or “approve {code}” to run it, “deny” to cancel; "
             "you can also approve it on the Skills page.")
+
+
+def ask_card(endpoint_id: str, endpoint_name: str, tool_name: str, approval_id: str, arguments_preview: str,
+             asked_at: datetime) -> MessageCard:
+    """The approval prompt as data: which call, the whole arguments (the approval's preview), its code and expiry."""
+    return MessageCard(kind=CardKind.APPROVAL, endpoint_id=endpoint_id, endpoint_name=endpoint_name,
+                       tool_name=tool_name, approval_id=approval_id, code=chat_calls.short_code(approval_id),
+                       arguments=arguments_preview, expires_at=asked_at + APPROVAL_TTL)
+
+
+def result_card(endpoint_id: str, endpoint_name: str, tool_name: str, result: Any, *,
+                replaces_text: bool = True) -> MessageCard:
+    """A call's result as data from an external service: its text content and whether the tool answered an error."""
+    return MessageCard(kind=CardKind.HOSTED_RESULT, endpoint_id=endpoint_id, endpoint_name=endpoint_name,
+                       tool_name=tool_name, is_error=bool(getattr(result, "is_error", False)),
+                       content=str(result.content), replaces_text=replaces_text)
 
 
 def denied_text(label: str, language: Language) -> str:

@@ -6,8 +6,9 @@ the release stays `approved` and becomes the skill's **canary**. Installs whose 
 everyone else keeps the stable version. The tool calls of each version are counted (skillcore/outcomes/, by the
 ToolRunner) and the scheduled scan evaluates every running canary (`evaluate`, ScanFunction, every 5 minutes):
 
-- over the window (SKILLS_ROLLOUT_WINDOW_MINUTES, not before the canary started), the canary's bad outcomes
-  (tool failures, denials, timeouts) per call are compared with the stable version's over the same buckets;
+- since the canary started (the last two windows of SKILLS_ROLLOUT_WINDOW_MINUTES at most), the canary's bad
+  outcomes (tool failures, denials, timeouts) per call are compared with the stable version's over the same
+  buckets;
 - once the canary has SKILLS_ROLLOUT_MIN_CALLS calls, a failure rate more than
   SKILLS_ROLLBACK_THRESHOLD_PERCENT points above the stable version's (or a lower eval score in its release
   report) **rolls it back**: the release becomes `rolled_back` (never served again; every install that served
@@ -178,7 +179,8 @@ def evaluate_one(db: Db, rollout: Rollout, settings: RolloutSettings, now: datet
     stable_release = store.get_release(db, rollout.stable.release_id)
     if release is None or release.state is not ReleaseState.APPROVED:
         return "wait"
-    buckets = outcomes.window_buckets(now, settings.window_minutes, since=rollout.canary_since)
+    # Its outcomes since it started, the last two windows at most, and the stable version's over the same buckets.
+    buckets = outcomes.window_buckets(now, 2 * settings.window_minutes, since=rollout.canary_since)
     canary_key = (rollout.skill_id, rollout.canary.version)
     stable_key = (rollout.skill_id, rollout.stable.version)
     counts = outcomes.read(db, [canary_key, stable_key], buckets)

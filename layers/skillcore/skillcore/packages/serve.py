@@ -86,7 +86,8 @@ def render(deps: PackageDeps, package: Package, *, user_id: str, skill_id: str, 
     narrowed = narrow(capability, host_profile)
     return Protocol(
         capability_id=skill_id, version=version,
-        markdown=renderer.render_user(capability, narrowed, host_profile, capability_id=skill_id, package=publisher),
+        markdown=renderer.render_user(capability, narrowed, host_profile, capability_id=skill_id, package=publisher,
+                                     version=version),
         platform_capability_ids=narrowed.platform_capability_ids, tool_bindings=narrowed.tool_bindings,
         missing_bindings=narrowed.missing_bindings,
     )

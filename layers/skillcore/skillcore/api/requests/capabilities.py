@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_vali
 from pydantic.alias_generators import to_camel
 
 from skillcore.api.requests import Paging
-from skillcore.capabilities.models import CapabilityStatus
+from skillcore.capabilities.models import CapabilityStatus, DraftStatus
 from skillcore.capabilities.structure import (
     MAX_ANSWERS,
     CapabilityFields,
@@ -56,6 +56,10 @@ class StartDraft(Strict):
 
 class GenerateDraft(Strict):
     answers: list[DraftAnswerInput] = Field(default_factory=list, max_length=MAX_ANSWERS)
+
+
+class DraftQuery(Paging):
+    status: DraftStatus | None = None
 
 
 class ConfirmDraft(Strict):

@@ -123,6 +123,8 @@ class DraftGap(Body, frozen=True, kw_only=True):
     path: str
     kind: GapKind
     question: str
+    # A gap about one step: that step's description as the user gave it (data, shown beside the question).
+    instruction: str | UnsetType = UNSET
 
 
 class CapabilityDraft(Body, frozen=True, kw_only=True):
@@ -132,6 +134,9 @@ class CapabilityDraft(Body, frozen=True, kw_only=True):
     proposal: DraftProposal | UnsetType = UNSET
     gaps: list[DraftGap]
     expires_at: Time
+    description: str  # what the user described (their own text, to them alone): how they tell drafts apart
+    created_at: Time
+    updated_at: Time
 
 
 def capability_draft(d: models.Draft) -> CapabilityDraft:
@@ -139,8 +144,10 @@ def capability_draft(d: models.Draft) -> CapabilityDraft:
     return CapabilityDraft(
         draft_id=d.draft_id, revision=d.revision, status=d.status,
         proposal=msgspec.convert(proposal, DraftProposal) if proposal is not None else UNSET,
-        gaps=[DraftGap(gap_id=g.gap_id, path=g.path, kind=g.kind, question=g.question) for g in d.gaps],
-        expires_at=time(d.expires_at),
+        gaps=[DraftGap(gap_id=g.gap_id, path=g.path, kind=g.kind, question=g.question,
+                       instruction=UNSET if g.instruction is None else g.instruction) for g in d.gaps],
+        expires_at=time(d.expires_at), description=d.description, created_at=time(d.created_at),
+        updated_at=time(d.updated_at),
     )
 
 

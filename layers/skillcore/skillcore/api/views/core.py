@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from msgspec import UNSET, UnsetType
+from msgspec import UNSET, Meta, UnsetType
 
 from skillcore.api.views import Body, Time, maybe_time, time
-from skillcore.conversations.models import ConversationKind, Origin, Role
+from skillcore.conversations.models import CardKind, ConversationKind, Origin, Role
 from skillcore.memory.models import MemorySource, MemoryStatus
 
 if TYPE_CHECKING:
@@ -92,6 +92,26 @@ class Conversation(Body, frozen=True, kw_only=True):
     created_at: Time
 
 
+class MessageCard(Body, frozen=True, kw_only=True):
+    """Structured data beside an assistant message's text (a client may show it as a card; the text alone stays
+    the whole message): the approval it asks for, or a hosted tool's result, which is data from an external
+    service and never instructions. Fields absent where they do not apply to the kind."""
+
+    kind: CardKind
+    endpoint_id: str
+    endpoint_name: str
+    tool_name: str
+    approval_id: str | UnsetType = UNSET
+    code: str | UnsetType = UNSET
+    arguments: str | UnsetType = UNSET
+    expires_at: Time | UnsetType = UNSET
+    is_error: bool | UnsetType = UNSET
+    content: str | UnsetType = UNSET
+    replaces_text: Annotated[bool, Meta(description=(
+        "The message's text is this card written out as text: a client that shows the card need not show the text "
+        "too. False when the text is the agent's own words about it."))]
+
+
 class Message(Body, frozen=True, kw_only=True):
     message_id: str
     conversation_id: str
@@ -100,6 +120,7 @@ class Message(Body, frozen=True, kw_only=True):
     text: str
     origin: Origin
     created_at: Time
+    card: MessageCard | UnsetType = UNSET
 
 
 class AdminMessage(Message, frozen=True, kw_only=True):
@@ -137,15 +158,27 @@ def conversation(c: models.Conversation) -> Conversation:
     )
 
 
+def message_card(c: models.MessageCard) -> MessageCard:
+    return MessageCard(
+        kind=c.kind, endpoint_id=c.endpoint_id, endpoint_name=c.endpoint_name, tool_name=c.tool_name,
+        approval_id=UNSET if c.approval_id is None else c.approval_id, code=UNSET if c.code is None else c.code,
+        arguments=UNSET if c.arguments is None else c.arguments,
+        expires_at=UNSET if c.expires_at is None else time(c.expires_at),
+        is_error=UNSET if c.is_error is None else c.is_error, content=UNSET if c.content is None else c.content,
+        replaces_text=c.replaces_text,
+    )
+
+
 def message(m: models.Message) -> Message:
     return Message(message_id=m.message_id, conversation_id=m.conversation_id, role=m.role, agent_id=m.agent_id or UNSET,
-                   text=m.text, origin=m.origin, created_at=time(m.created_at))
+                   text=m.text, origin=m.origin, created_at=time(m.created_at),
+                   card=message_card(m.card) if m.card is not None else UNSET)
 
 
 def admin_message(m: models.Message) -> AdminMessage:
     return AdminMessage(message_id=m.message_id, conversation_id=m.conversation_id, role=m.role,
                         agent_id=m.agent_id or UNSET, text=m.text, origin=m.origin, created_at=time(m.created_at),
-                        hidden_from_user=m.hidden_from_user)
+                        hidden_from_user=m.hidden_from_user, card=message_card(m.card) if m.card is not None else UNSET)
 
 
 def memory(m: MemoryItem) -> Memory:

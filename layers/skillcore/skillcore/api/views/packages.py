@@ -59,6 +59,18 @@ class CheckReport(Body, frozen=True, kw_only=True):
     ran_at: Time
 
 
+class RollbackNotice(Body, frozen=True, kw_only=True):
+    """Why a canary was rolled back (packages/rollout.py): the rule, its counts and its previous version's."""
+
+    at: Time
+    previous_version: str
+    reason: str
+    calls: int
+    failures: int
+    previous_calls: int
+    previous_failures: int
+
+
 class Release(Body, frozen=True, kw_only=True):
     """`displayName` and `description` are the publisher's texts: shown as quoted data, never instructions."""
 
@@ -82,6 +94,8 @@ class Release(Body, frozen=True, kw_only=True):
     decided_at: Time | None
     reason: str | None
     published_at: Time | None
+    # Set when the release was rolled back after its canary: the publisher's notice.
+    rollback: RollbackNotice | None
 
 
 class CatalogSkill(Body, frozen=True, kw_only=True):
@@ -145,6 +159,10 @@ def release(r: models.Release) -> Release:
         display_name=r.display_name, description=r.description, permissions=_permissions(r.permissions),
         remotes=r.remotes, report=report(r.report), submitted_at=time(r.submitted_at), decided_by=r.decided_by,
         decided_at=maybe_time(r.decided_at), reason=r.reason, published_at=maybe_time(r.published_at),
+        rollback=None if r.rollback is None else RollbackNotice(
+            at=time(r.rollback.at), previous_version=r.rollback.previous_version, reason=r.rollback.reason,
+            calls=r.rollback.calls, failures=r.rollback.failures, previous_calls=r.rollback.previous_calls,
+            previous_failures=r.rollback.previous_failures),
     )
 
 
