@@ -25,7 +25,14 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from scripts.bench_common import Report, RequestCounter, SharedDynamo, describe_operations, env_scope, percentile
+from scripts.bench_common import (
+    Report,
+    RequestCounter,
+    SharedDynamo,
+    describe_operations,
+    env_scope,
+    percentile,
+)
 from scripts.bench_latency import Http
 
 SECTION = "code_tools"
