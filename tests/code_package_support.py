@@ -48,9 +48,10 @@ def package_zip(**kwargs: Any) -> bytes:
 
 
 def write_folder(root: Path, *, skill_id: str = SKILL_ID, publisher: str, version: str = "1.0.0",
-                 wasm: bytes | None = None, evals: dict[str, Any] | None = None) -> Path:
+                 wasm: bytes | None = None, evals: dict[str, Any] | None = None,
+                 tool_changes: dict[str, Any] | None = None, **changes: Any) -> Path:
     """The example as a package folder under `root` (named after `skill_id`), for the publisher's tool to build."""
-    found = files(publisher=publisher, version=version, wasm=wasm)
+    found = files(publisher=publisher, version=version, wasm=wasm, tool_changes=tool_changes, **changes)
     body = json.loads(found["skillcore.json"])
     body["skillId"] = skill_id
     found["skillcore.json"] = json.dumps(body).encode()

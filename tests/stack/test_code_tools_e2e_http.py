@@ -40,7 +40,7 @@ class User(Caller):
 
 def test_a_published_code_tool_is_installed_and_called_from_a_chat_turn(stack: StackClient, tmp_path: Path) -> None:
     skill_id = f"streak-{uuid.uuid4().hex[:8]}"
-    publish(stack, tmp_path, skill_id)
+    release = publish(stack, tmp_path, skill_id)
     user = User(stack)
     conversation = user.agent()["defaultConversationId"]
     # Not installed: the command is no code tool of this user's, and the turn goes on as a plain one.
@@ -51,6 +51,12 @@ def test_a_published_code_tool_is_installed_and_called_from_a_chat_turn(stack: S
     done = user.turn(conversation, '/streak-score {"days": [1, 1, 0, 1, 1, 1]}')
     assert done["run"]["kind"] == "tool" and done["run"]["skillId"] == skill_id and done["run"]["outcome"] == "succeeded"
     assert '"current":3' in done["reply"]["text"] and '"longest":3' in done["reply"]["text"]
+    # The chat function (in this process on the local stack) built the tool from the artifact the service
+    # precompiled at publish time: no compile on its first call.
+    from skillcore.code_tools import registry
+
+    [loaded] = registry.tools_of_cached(release["releaseId"])
+    assert loaded.precompiled_bytes()[:8] == b"SKCWASM1"
     refused = user.turn(conversation, '/streak-score {"days": [7]}')  # outside the input schema
     assert refused["run"]["outcome"] == "failed" and "invalid_input" in refused["reply"]["text"]
 
@@ -105,3 +111,43 @@ def test_a_hostile_module_ends_with_its_code_and_never_touches_another_users_cal
     [listed] = mallory.code_tools()
     assert {o["code"]: o["count"] for o in listed["outcomes"]} == {
         "succeeded": 1, "sandbox_trap": 1, "sandbox_fuel_exhausted": 1}
+
+
+def test_a_code_tool_reads_the_agents_memories_only_under_its_grant(stack: StackClient, tmp_path: Path) -> None:
+    skill_id = f"recall-{uuid.uuid4().hex[:8]}"
+    publish(stack, tmp_path, skill_id, wasm=wasm("memory_search"),
+            permissions=[{"code": "memory:read", "riskLevel": "L1", "approvalMode": "persistent"}],
+            tool_changes={"hostFunctions": ["memory.search"], "limits": {"hostCalls": 3},
+                          "outputSchema": {"type": "object", "required": ["memories"]}},
+            evals={"cases": [{"id": "empty", "tool": "streak-score", "arguments": {"days": []},
+                              "output": {"memories": []}}]})
+    user, stranger = User(stack), User(stack)
+    install(stack, user, skill_id)
+    agent = user.agent()
+    user.ok("POST", f"/rpc/agents/{agent['agentId']}/memories",
+            {"title": "hobby", "content": "hiking in the hills", "importance": 4}, status=201)
+    conversation = agent["defaultConversationId"]
+
+    denied = user.turn(conversation, '/streak-score {"days": []}')
+    assert denied["run"]["outcome"] == "denied" and "streak-score" in denied["reply"]["text"]
+    user.ok("PATCH", "/rpc/skills/permissions", {"skillId": skill_id, "permissionCode": "memory:read",
+                                                 "scope": {"type": "user"}, "granted": True})
+    read = user.turn(conversation, '/streak-score {"days": []}')
+    assert read["run"]["outcome"] == "succeeded" and "hiking in the hills" in read["reply"]["text"]
+
+    # another user's install and grant reach only their own agent's memories
+    install(stack, stranger, skill_id)
+    stranger.ok("PATCH", "/rpc/skills/permissions", {"skillId": skill_id, "permissionCode": "memory:read",
+                                                     "scope": {"type": "user"}, "granted": True})
+    theirs = stranger.turn(stranger.agent()["defaultConversationId"], '/streak-score {"days": []}')
+    assert theirs["run"]["outcome"] == "succeeded" and "hiking" not in theirs["reply"]["text"]
+
+    user.ok("PATCH", "/rpc/skills/permissions", {"skillId": skill_id, "permissionCode": "memory:read",
+                                                 "scope": {"type": "user"}, "granted": False})
+    again = user.turn(conversation, '/streak-score {"days": []}')
+    assert again["run"]["outcome"] == "denied" and "hiking" not in again["reply"]["text"]
+    decisions = [(e["decision"], e["reason"]) for e in user.audit()
+                 if e["action"] == "tool.execute" and e["skillId"] == skill_id]
+    assert decisions[0] == ("denied", "grant_missing") and decisions[-1] == ("denied", "grant_missing")
+    assert ("succeeded", "succeeded") in decisions
+    assert "hiking" not in json.dumps(user.audit())

@@ -117,3 +117,20 @@ def test_publishing_precompiles_each_module_for_this_engine() -> None:
     key = blobs.artifact_key("packages/streak-coach/1.0.0/" + "a" * 64 + ".zip", cps.TOOL)
     assert key == "packages/streak-coach/1.0.0/" + "a" * 64 + ".streak-score.cwasm"
     assert blobs.BLOB_KEY.match(key)
+
+
+def test_a_tool_with_host_functions_is_checked_in_an_empty_world_with_its_declared_permissions() -> None:
+    # memory_search.wat calls memory.search three times and answers the last response: no memory in the check
+    permissions = [{"code": "memory:read", "riskLevel": "L1", "approvalMode": "persistent"}]
+    files = cps.files(wasm=wasm("memory_search"), permissions=permissions, tool_changes={
+        "hostFunctions": ["memory.search"], "outputSchema": {"type": "object", "required": ["memories"]},
+        "limits": {"hostCalls": 3}})
+    files["evals/streak-score.json"] = json.dumps({"cases": [
+        {"id": "empty", "tool": "streak-score", "arguments": {"days": []}, "output": {"memories": []}}]}).encode()
+    step = tool_step(archive.write_zip(cps.SKILL_ID, files))
+    assert step.passed and step.cases == 1
+    # one host call more than its cap is a denial, and the case fails
+    body = json.loads(files["skillcore.json"])
+    body["tools"][0]["limits"] = {"hostCalls": 2}
+    files["skillcore.json"] = json.dumps(body).encode()
+    assert tool_step(archive.write_zip(cps.SKILL_ID, files)).failed_cases == ("evals/streak-score.json#empty",)

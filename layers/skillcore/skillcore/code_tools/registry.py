@@ -37,6 +37,11 @@ class LoadedTool(Struct, frozen=True, kw_only=True):
     def name(self) -> str:
         return self.info.name
 
+    def precompiled_bytes(self) -> bytes | None:
+        """The artifact the tool loads its module from (None: it compiles the module)."""
+        found: bytes | None = self.tool.precompiled
+        return found
+
 
 _cache: dict[str, tuple[LoadedTool, ...]] = {}
 _lock = threading.Lock()
@@ -82,6 +87,12 @@ def tools_of(deps: PackageDeps, release_id: str) -> tuple[LoadedTool, ...]:
                 _cache.pop(next(iter(_cache)))
             _cache[release_id] = built
     return built
+
+
+def tools_of_cached(release_id: str) -> tuple[LoadedTool, ...]:
+    """What this process built for a release (nothing read from the store): for the tests and the bench."""
+    with _lock:
+        return _cache.get(release_id, ())
 
 
 def clear() -> None:

@@ -6,9 +6,11 @@ For each tool skillcore.json lists (its module's SHA-256 and its manifest were c
 - it exports `memory`, `alloc` and `run` of the ABI's types (`abi_exports`);
 - it imports only the host functions its manifest declares (`undeclared_import`);
 - each host function's permission is one the package declares (`permission_undeclared`);
-- the package's eval cases for the tool pass: the arguments run in the sandbox with the tool's own limits, no
-  grant and no memory (a host call is denied: a tool's evals test computation), and the output holds every
-  member the case names with that value (`eval_failed`, `<file>#<case id>`); a tool with no case is `no_evals`.
+- the package's eval cases for the tool pass: the arguments run in the sandbox with the tool's own limits, in an
+  empty world: the package's declared permissions held, no memory (`memory.search` answers none) and no hosted
+  endpoint (`hosted.call` answers `unavailable`), so a tool's evals test its computation and its handling of an
+  empty answer; the output must hold every member the case names with that value (`eval_failed`,
+  `<file>#<case id>`); a tool with no case is `no_evals`.
 
 Publishing precompiles every tool's module (`skillcore.sandbox.modules.precompile`) and the service stores the
 artifact beside the package's bytes: native code made here from the reviewed module, never taken from a package.
@@ -27,6 +29,7 @@ from skillcore.packages.package import Package
 from skillcore.skills.manifest import PermissionRequirement, SkillKind, SkillManifest
 
 MANIFEST = "skillcore.json"
+RELEASE_CHECK = "release-check"
 
 
 def skill_manifest(package: Package) -> SkillManifest:
@@ -77,13 +80,27 @@ def _run_case(package: Package, skill: SkillManifest, name: str, arguments: dict
     checked = CodeTool(skill, tool, wasm)
     try:
         parsed = checked.input_model.model_validate(arguments)
-        ports = HostPorts(user_id="release-check", agent_id="release-check", call_id="release-check",
-                          grants=lambda: ())
+        held = _declared_grants(skill)
+        ports = HostPorts(user_id=RELEASE_CHECK, agent_id=RELEASE_CHECK, call_id=RELEASE_CHECK,
+                          grants=lambda: held, memories=list)
         output = runtime.invoke(modules.load(wasm), tool, parsed.model_dump(mode="json"),
                                 HostBridge(tool, skill, ports))
         return checked.output_model.model_validate(output).model_dump()
     except (SandboxFailure, ValueError):
         return None
+
+
+def _declared_grants(skill: SkillManifest) -> tuple[Any, ...]:
+    """The package's declared permissions as grants of the release check's own empty world."""
+    from datetime import UTC, datetime
+
+    from skillcore.policy.grants import GrantScope, GrantStatus, PermissionGrant
+
+    at = datetime(2000, 1, 1, tzinfo=UTC)
+    return tuple(PermissionGrant(grant_id=f"{RELEASE_CHECK}-{p.code}", user_id=RELEASE_CHECK, skill_id=skill.skill_id,
+                                 skill_version=skill.version, permission_code=p.code, scope=GrantScope.user(),
+                                 status=GrantStatus.ACTIVE, granted_at=at, updated_at=at)
+                 for p in skill.permissions)
 
 
 def check(package: Package) -> CheckResult | None:
