@@ -134,3 +134,23 @@ def test_a_tool_with_host_functions_is_checked_in_an_empty_world_with_its_declar
     body["tools"][0]["limits"] = {"hostCalls": 2}
     files["skillcore.json"] = json.dumps(body).encode()
     assert tool_step(archive.write_zip(cps.SKILL_ID, files)).failed_cases == ("evals/streak-score.json#empty",)
+
+
+def test_a_release_whose_stored_package_changed_offers_no_tool_and_fails_nothing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillcore.code_tools import registry, service
+    from skillcore.code_tools.installed import InstalledSkill
+    from skillcore.errors import PackageInvalid as Invalid
+
+    calls: list[str] = []
+
+    def broken(_deps: object, release_id: str) -> tuple[object, ...]:
+        calls.append(release_id)
+        raise Invalid("the stored package does not match its checksum", path="", rule="checksum")
+
+    deps = service.CodeToolDeps(db=None, packages=lambda: None,  # type: ignore[arg-type]
+                                installed=lambda _u: [InstalledSkill(skill_id="x-skill", version="1.0.0",
+                                                                     release_id="r1")])
+    monkeypatch.setattr(registry, "tools_of", broken)
+    assert service.user_tools(deps, "u1") == [] and service.find(deps, "u1", "streak-score") is None
+    assert calls == ["r1", "r1"]  # tried again on the next call

@@ -49,9 +49,24 @@ def user_tools(deps: CodeToolDeps, user_id: str) -> list[LoadedTool]:
     one name, the first (in that order) is the one a command or the MCP face reaches."""
     found: dict[str, LoadedTool] = {}
     for skill in sorted(deps.installed(user_id), key=lambda s: s.skill_id):
-        for tool in registry.tools_of(deps.packages(), skill.release_id):
+        for tool in _tools_of(deps, skill):
             found.setdefault(tool.name, tool)
     return list(found.values())
+
+
+def _tools_of(deps: CodeToolDeps, skill: InstalledSkill) -> tuple[LoadedTool, ...]:
+    """A release's tools; one whose stored package or artifact no longer matches its checksum (or whose module
+    this engine refuses) offers none, logged with its ids and code, and is tried again on the next call: one
+    broken release never fails another tool's call or a plain turn."""
+    from skillcore.errors import PackageInvalid, SandboxFailure
+    from skillcore.observability import logger
+
+    try:
+        return registry.tools_of(deps.packages(), skill.release_id)
+    except (PackageInvalid, SandboxFailure, ValueError) as error:
+        logger.warning("code tools unavailable", extra={"skill_id": skill.skill_id, "release_id": skill.release_id,
+                                                        "error_code": getattr(error, "code", type(error).__name__)})
+        return ()
 
 
 def find(deps: CodeToolDeps, user_id: str, name: str) -> LoadedTool | None:
