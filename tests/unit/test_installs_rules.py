@@ -11,8 +11,7 @@ import pytest
 from skillcore.errors import TrustLevelForbidden
 from skillcore.outcomes.store import Counts, bucket_of, window_buckets
 from skillcore.packages import trust, upgrades
-from skillcore.packages.installs import serving, skill_manifest
-from skillcore.packages.installs import InstalledSkill
+from skillcore.packages.installs import InstalledSkill, serving, skill_manifest
 from skillcore.packages.models import Install, Permission, Rollout, TrustLevel, VersionRef
 from skillcore.packages.rollout import RolloutSettings, judge
 from skillcore.settings import Settings
