@@ -16,7 +16,8 @@ from tests.support import FakeContext, load_function
 CATALOG = "/rpc/capabilities"
 PROTOCOL = "/rpc/capabilities/protocol"
 HOST_BUILTINS = ["memory-recall", "goal-check-in-reminder", "goal-setting"]
-ENTRY_KEYS = {"capabilityId", "kind", "displayName", "whenToUse", "version", "protocolTool", "protocolInput"}
+ENTRY_KEYS = {"capabilityId", "kind", "displayName", "whenToUse", "version", "protocolTool", "protocolInput",
+              "trustLevel"}
 
 
 @pytest.fixture

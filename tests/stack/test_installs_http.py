@@ -20,6 +20,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import anyio
+import httpx2
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from pydantic import BaseModel
 
 from skillcore.db.dynamo import make_db
@@ -74,6 +78,14 @@ def run_calls(stack: StackClient, user: str, skill: str, *, fail: bool, calls: i
                                                         source_message_id=f"m-{uuid.uuid4().hex}", call_index=i),
                    {}, grants, None)
     return installed.version
+
+
+async def mcp_read(stack: StackClient, user: str, skill: str) -> tuple[Any, Any]:
+    http_client = httpx2.AsyncClient(headers={"Authorization": f"Bearer {stack.token(user, kind='host')}"}, timeout=30)
+    async with Client(streamable_http_client(f"{stack.url}/mcp", http_client=http_client), mode="legacy") as client:
+        listed = await client.call_tool("list_capabilities", {})
+        read = await client.call_tool("get_capability_protocol", {"capabilityId": skill})
+        return listed, read
 
 
 def canary_user(stack: StackClient, version: str, inside: bool) -> Caller:
@@ -144,6 +156,12 @@ def test_install_consent_upgrade_and_rollback(stack: StackClient, tmp_path: Path
     assert f"# 能力协议：`{skill}`（版本 1.0.0）" in protocol["markdown"]
     assert "技能包" in protocol["markdown"] and "│ Plan the day with the user (fill in)." in protocol["markdown"]
     assert code(Caller(stack).call("GET", f"/rpc/capabilities/protocol?capabilityId={skill}"))[:2] == (404, "not_found")
+    # the same on the MCP face (McpFunction, with its own role), as an agent host reads it
+    listed, read = anyio.run(mcp_read, stack, alice.user, skill)
+    assert listed.is_error is False and read.is_error is False, (listed, read)
+    offered = {e["capabilityId"]: e for e in listed.structured_content["items"]}
+    assert (offered[skill]["kind"], offered[skill]["trustLevel"]) == ("package", "verified_publisher")
+    assert read.structured_content["markdown"] == protocol["markdown"]
 
     # the person grants afterwards, as for a built-in skill
     alice.ok("PATCH", "/rpc/skills/permissions", {"skillId": skill, "permissionCode": "memory:read",

@@ -321,8 +321,13 @@ class Root:
         """A user's installs of catalog skills (packages/installs.py): the catalog table and the settings."""
         from skillcore.packages.installs import InstallDeps
 
+        def tool_names(release_id: str) -> tuple[str, ...]:
+            from skillcore.packages import serve  # only when someone uninstalls
+
+            return serve.tool_names(self.packages, release_id)
+
         return InstallDeps(db=self.db, canary_percent=self.settings.canary_percent,
-                           high_risk_trust_levels=self.settings.high_risk_trust_levels)
+                           high_risk_trust_levels=self.settings.high_risk_trust_levels, tool_names=tool_names)
 
     # -- the route groups' collaborators (GROUP_DEPS)
     @cached_property

@@ -26,7 +26,9 @@ function ReleaseItem({ release, onDecided }) {
   const decide = (decision) =>
     action.run(async () => {
       const after = await post(`/admin/releases/${encodeURIComponent(release.releaseId)}/decision`, { decision, reason });
-      onDecided(after, t(decision === "approve" ? "operators.approved" : "operators.rejected", { skill: after.skillId, version: after.version }));
+      // An approved version newer than the published one starts its canary (state approved): not published yet.
+      const said = decision !== "approve" ? "operators.rejected" : after.state === "approved" ? "operators.canary" : "operators.approved";
+      onDecided(after, t(said, { skill: after.skillId, version: after.version }));
     });
   return html`<li class="card" data-release=${release.releaseId} aria-labelledby=${`${id}-title`}>
     <h3 id=${`${id}-title`}><code>${release.skillId}</code> <code>${release.version}</code></h3>

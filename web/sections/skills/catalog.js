@@ -54,7 +54,7 @@ function CatalogItem({ skill, installed, onInstalled, onRemoved }) {
   return html`<li class="card" data-catalog-skill=${skill.skillId} aria-labelledby=${`${id}-title`}>
     <h3 id=${`${id}-title`}><code>${skill.skillId}</code> <${TrustBadge} level=${skill.trustLevel} /></h3>
     <p class="meta">${t("catalog.publisherText")}</p>
-    <blockquote class="quoted"><p>${skill.displayName}</p><p>${skill.description}</p></blockquote>
+    <blockquote class="quoted" data-user-content><p>${skill.displayName}</p><p>${skill.description}</p></blockquote>
     <dl class="facts">
       <dt>${t("catalog.publisher")}</dt><dd><code>${skill.publisherId}</code></dd>
       <dt>${t("catalog.latest")}</dt><dd><code>${skill.version}</code></dd>

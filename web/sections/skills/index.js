@@ -22,7 +22,7 @@ function SkillCard({ skill, onChange }) {
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <div class="row">
       <div class="grow">
-        <h2 id=${headingId}><span data-testid="skill-name">${name}</span> <span class="meta"><code>${skill.skillId}</code></span></h2>
+        <h2 id=${headingId}><span data-testid="skill-name" data-user-content=${skill.trustLevel === "builtin" ? undefined : ""}>${name}</span> <span class="meta"><code>${skill.skillId}</code></span></h2>
         <p class="meta">
           ${t("skills.kind")}: <span class="tag" data-testid="kind">${t(`kind.${skill.kind}`)}</span>
           · ${t("skills.version")}: <span data-testid="version">${skill.version}</span>
@@ -37,7 +37,9 @@ function SkillCard({ skill, onChange }) {
         onChange=${toggle}
       />
     </div>
-    <p>${skillDescription(skill)}</p>
+    ${skill.trustLevel === "builtin"
+      ? html`<p>${skillDescription(skill)}</p>`
+      : html`<p class="meta">${t("skills.installedFrom")}</p>`}
     <p class="meta">
       ${t("skills.permissions")}:
       ${skill.permissions.length === 0

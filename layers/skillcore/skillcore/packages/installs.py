@@ -26,6 +26,7 @@ TransactWriteItems: the install and its audit).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 
 from msgspec import Struct
@@ -49,6 +50,9 @@ class InstallDeps(Struct, frozen=True):
     db: Db
     canary_percent: int
     high_risk_trust_levels: tuple[str, ...]
+    # releaseId -> the code tools' names its package declares (skillcore.json `tools`): an uninstall deletes
+    # the automation jobs that use one. None: none known.
+    tool_names: Callable[[str], tuple[str, ...]] | None = None
 
 
 class InstalledSkill(Frozen, frozen=True, kw_only=True):
@@ -213,7 +217,8 @@ def uninstall(deps: InstallDeps, user_id: str, skill_id: str, *, now: datetime) 
     if record is None:
         raise NotFound("install not found")
     cleanup.remove_grants(deps.db, user_id, skill_id, record.current.version, now)
-    cleanup.remove_jobs(deps.db, user_id, skill_id, now)
+    names = deps.tool_names(record.current.release_id) if deps.tool_names is not None else ()
+    cleanup.remove_jobs(deps.db, user_id, skill_id, now, tool_names=names)
     install_store.write_install(deps.db, install_store.delete_install_op(deps.db, user_id, skill_id), [_audit(
         deps.db, user_id, AuditAction.PACKAGE_UNINSTALL, now, skill_id=skill_id, version=record.current.version,
         trust_level=record.trust_level.value)])

@@ -23,9 +23,10 @@ more, and one place decides, once per canary per scan, under the rollout's optim
 of a skill, a version not newer than the stable one, and every approval while SKILLS_CANARY_PERCENT is 0 publish
 at once. While a canary runs, approving another version of the same skill is 409 `canary_running`.
 
-DynamoDB requests of one evaluation: 1 Query (the running canaries) + per canary 1 GetItem (its release) and
-one BatchGetItem per 100 counter buckets, and a decision is one TransactWriteItems (release, version, rollout,
-catalog skill when promoted, audit).
+DynamoDB requests of one evaluation: 1 Query (the running canaries) + per canary 2 GetItems (its release and the
+stable one's, for their eval scores) and one BatchGetItem per 100 counter buckets; a decision is one
+TransactWriteItems (release, version, rollout, catalog skill when promoted, audit), after a GetItem of the
+catalog skill when promoted.
 """
 
 from __future__ import annotations

@@ -91,3 +91,11 @@ def render(deps: PackageDeps, package: Package, *, user_id: str, skill_id: str, 
         platform_capability_ids=narrowed.platform_capability_ids, tool_bindings=narrowed.tool_bindings,
         missing_bindings=narrowed.missing_bindings,
     )
+
+
+def tool_names(deps: PackageDeps, release_id: str) -> tuple[str, ...]:
+    """The code tools' names a release's package declares (skillcore.json `tools`)."""
+    release = store.get_release(deps.db, release_id)
+    if release is None:
+        return ()
+    return tuple(t.name for t in _opened(deps, release.blob_key, release.checksum).manifest.tools)
