@@ -254,6 +254,8 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert rpc(pkg("GET", "/rpc/installs", user="user-bob"))[0] == 200
     assert rpc(pkg("GET", "/rpc/installs/conform-skill", user="user-bob"))[0] == 200
     assert rpc(pkg("GET", "/rpc/installs/conform-skill"))[0] == 404  # another user's install
+    status, code_tools = rpc(pkg("GET", "/rpc/code-tools", user="user-bob"))  # a package without code tools
+    assert status == 200 and code_tools == {"items": []}
     assert rpc(pkg("POST", "/rpc/installs/conform-skill/accept", {"version": "1.1.0"}, user="user-bob"))[0] == 409
     assert rpc(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 204
     assert rpc(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 404
