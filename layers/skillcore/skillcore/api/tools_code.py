@@ -4,12 +4,13 @@ switch, PolicyGate over its grants, the sandbox's limits, the audit with codes o
 
 Its arguments: `{"agentId": ..., "arguments": {...}}` (the agent whose memories its host functions may read, and
 the tool's input). What the host's model reads is the server's: the description names the tool, its skill and its
-limits; the input schema is the package's with every text keyword (`description`, `title`, `examples`, ...)
-removed, so nothing a package wrote reaches the host's model as an instruction.
+limits; the input schema is the package's reduced to its structure (`structure_only`: no text keyword, no name or
+value that is not an identifier), so nothing a package wrote reaches the host's model as an instruction.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from skillcore.api import errors as e
@@ -32,8 +33,10 @@ from skillcore.errors import (
 from skillcore.limits.models import RateClass
 
 PREFIX = "code_"
-TEXT_KEYWORDS = frozenset({"description", "title", "examples", "example", "$comment", "default", "deprecated",
-                           "readOnly", "writeOnly"})
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+JSON_TYPES = frozenset({"object", "array", "string", "integer", "number", "boolean", "null"})
+STRUCTURE_NUMBERS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
+                               "minLength", "maxLength", "minProperties", "maxProperties", "multipleOf"})
 SANDBOX: dict[str, type[SandboxFailure]] = {c.code: c for c in (
     SandboxFuelExhausted, SandboxMemoryExceeded, SandboxTimeout, SandboxOutputTooLarge, SandboxTrap, HostCallDenied)}
 ERRORS = (e.AgentNotFound, e.SkillDisabled, e.PermissionRequired, e.GrantScopeMismatch, *SANDBOX.values())
@@ -44,14 +47,42 @@ def mcp_name(tool_id: str) -> str:
 
 
 def structure_only(schema: Any) -> Any:
-    """A JSON Schema without its text keywords (a property named like one is kept: it is a name, not a text)."""
-    if isinstance(schema, dict):
-        return {k: (structure_only(v) if k != "properties" else {p: structure_only(s) for p, s in v.items()}
-                    if isinstance(v, dict) else v)
-                for k, v in schema.items() if k not in TEXT_KEYWORDS or k == "properties"}
-    if isinstance(schema, list):
-        return [structure_only(v) for v in schema]
-    return schema
+    """A JSON Schema reduced to its structure: types, properties, items, required, bounds, and enumerated values that
+    are numbers, booleans or identifiers. Every text keyword (`description`, `title`, `examples`, `pattern`, ...) is
+    left out, and so is a property or value that is no identifier: what a package wrote reaches the host's model as
+    structure only. The tool's input is still checked against the package's whole schema when it runs."""
+    if not isinstance(schema, dict):
+        return {}
+    kept: dict[str, Any] = {}
+    for key, value in schema.items():
+        if _as_is(key, value):
+            kept[key] = value
+        elif key == "required" and isinstance(value, list):
+            kept[key] = [v for v in value if isinstance(v, str) and IDENTIFIER.fullmatch(v)]
+        elif key == "properties" and isinstance(value, dict):
+            kept[key] = {k: structure_only(v) for k, v in value.items() if IDENTIFIER.fullmatch(k)}
+        elif key == "items":
+            kept[key] = structure_only(value)
+        elif key in ("enum", "const"):
+            values = value if key == "enum" and isinstance(value, list) else [value]
+            if all(_plain(v) for v in values):
+                kept[key] = value
+    return kept
+
+
+def _as_is(key: str, value: Any) -> bool:
+    """A keyword kept as it is: a bound, a JSON type (or a list of them), a boolean switch."""
+    if key in STRUCTURE_NUMBERS:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key == "type":
+        types = value if isinstance(value, list) else [value]
+        return all(isinstance(t, str) and t in JSON_TYPES for t in types)
+    return key in ("uniqueItems", "additionalProperties") and isinstance(value, bool)
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float)) or (
+        isinstance(value, str) and IDENTIFIER.fullmatch(value) is not None)
 
 
 def listed(loaded: LoadedTool) -> ListedTool:
