@@ -37,6 +37,7 @@ help:
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
 	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
 	@echo "make code-tools     build the example code tools (examples/code-tools/*.ts, AssemblyScript) into .build/code-tools/ (CODE_TOOLS_OUT=dir)"
+	@echo "make example-package  rebuild the example package's module (examples/packages/streak-coach/tools/) and its sha256"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 	@echo "make deploy         build, sam deploy (samconfig.toml), then publish the Skills page"
 	@echo "make publish-page   publish web/ to the deployed stack's bucket and invalidate CloudFront"
@@ -161,6 +162,15 @@ $(CODE_TOOLS_OUT)/%.wasm: examples/code-tools/%.ts package.json
 
 .PHONY: code-tools
 code-tools: node $(CODE_TOOLS)
+
+# The example package's module (examples/packages/streak-coach/tools/) rebuilt from its source, and its SHA-256 in
+# skillcore.json set to match (tests/integration/test_code_package_example.py checks both are the source's build).
+.PHONY: example-package
+example-package: venv code-tools
+	cp $(CODE_TOOLS_OUT)/streak-score.wasm examples/packages/streak-coach/tools/streak-score.wasm
+	$(PY) -c 'import hashlib, json, pathlib; p = pathlib.Path("examples/packages/streak-coach/skillcore.json"); \
+	m = json.loads(p.read_text()); w = pathlib.Path("examples/packages/streak-coach/tools/streak-score.wasm"); \
+	m["tools"][0]["sha256"] = hashlib.sha256(w.read_bytes()).hexdigest(); p.write_text(json.dumps(m, indent=2) + "\n")'
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache
