@@ -40,6 +40,30 @@ SECRET = "bench-secret-of-at-least-thirty-two-bytes"
 WARM_P95_MS = 150.0
 SPEEDUP = 20.0
 
+_COLD = """
+import json, os, sys, time
+sys.path[:0] = {paths!r}
+os.environ.update({env!r})
+event = json.loads(open({event!r}).read())
+event["requestContext"]["authorizer"]["jwt"]["claims"]["sub"] = {user!r}
+for key in ("rawPath",):
+    event[key] = event[key].replace("CONVERSATION_ID", {conversation!r})
+event["requestContext"]["http"]["path"] = event["rawPath"]
+event["pathParameters"]["conversationId"] = {conversation!r}
+from skillcore_local.invoke import FunctionRegistry
+registry = FunctionRegistry()
+t = time.perf_counter()
+registry.handler("ChatTurnFunction")
+found = [(time.perf_counter() - t) * 1000]
+for i, text in enumerate({texts!r}):
+    event["body"] = json.dumps({{"clientMessageId": f"cold-{{os.getpid()}}-{{i}}", "text": text}})
+    t = time.perf_counter()
+    answer = registry.invoke("ChatTurnFunction", event)
+    found.append((time.perf_counter() - t) * 1000)
+    assert answer["statusCode"] == 200 and json.loads(answer["body"])["run"]["outcome"] == "succeeded", answer
+print(json.dumps(found))
+"""
+
 _LOAD = """
 import sys, time, json
 sys.path[:0] = {paths!r}
@@ -64,6 +88,21 @@ def _load_ms(wasm: Path, artifact: Path | None) -> tuple[float, float]:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     total, alone = json.loads(done.stdout.strip().splitlines()[-1])
     return float(total), float(alone)
+
+
+TOOL_TURN = '/streak-score {"days": [1, 1, 0, 1, 1, 1]}'
+
+
+def _cold(env: dict[str, str], user: str, conversation: str, texts: list[str]) -> list[float]:
+    """[the handler's import and init, then each turn] in ms, in a new process."""
+    root = Path(__file__).resolve().parents[1]
+    code = _COLD.format(paths=[str(root), str(root / "layers" / "skillcore")], env=dict(env), user=user,
+                        conversation=conversation, event=str(root / "events" / "chat_post_message.json"),
+                        texts=texts)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=root)
+    if done.returncode != 0:
+        raise RuntimeError(f"the cold chat turn failed: {done.stderr[-1500:]}")
+    return [float(x) for x in json.loads(done.stdout.strip().splitlines()[-1])]
 
 
 def loads(report: Report, *, quick: bool) -> None:
@@ -170,6 +209,23 @@ def chat(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                 ("warm code tool turn", str(len(warm)), f"{percentile(warm, 50) * 1000:.1f}", f"{p95:.1f}", met),
             ], align="lrrrl")
             report.line(f"  DynamoDB requests of a warm code tool turn: {len(ops)} ({describe_operations(ops)})")
+            runs = 2 if quick else 3
+            cold = [_cold(local.env, user, conversation, [TOOL_TURN, TOOL_TURN, TOOL_TURN]) for _ in range(runs)]
+            plain = [_cold(local.env, user, conversation, ["hello", TOOL_TURN, TOOL_TURN]) for _ in range(runs)]
+
+            def row(label: str, found: list[list[float]], i: int) -> tuple[str, ...]:
+                return (label, str(len(found)), f"{percentile([c[i] for c in found], 50):.1f}",
+                        f"{max(c[i] for c in found):.1f}")
+
+            report.heading("Code tool turns in a new ChatTurnFunction process (the handler in-process, no HTTP)")
+            report.table(["step", "runs", "p50 ms", "max ms"], [
+                row("the handler's cold start (import and init)", cold, 0),
+                row("its first turn, a code tool turn", cold, 1),
+                row("its second turn, the same tool (warm)", cold, 2),
+                row("a first turn without a tool, in another new process", plain, 1),
+                row("then its first code tool turn (runtime import, release, package, artifact)", plain, 2),
+                row("then the next code tool turn (warm)", plain, 3),
+            ], align="lrrr")
         finally:
             local.stop()
 
