@@ -76,3 +76,30 @@ def test_the_installed_code_tool_shows_its_limits_and_outcomes(
     assert foreign == []
     violations = axe_violations(page)
     assert violations == [], describe(violations)
+
+
+@pytest.mark.parametrize("lang", ["zh", "en"])
+def test_an_operator_sees_a_releases_code_tools_and_their_check(
+        page: Page, stack: StackClient, tmp_path: Path, lang: str) -> None:
+    skill = f"streak-{uuid.uuid4().hex[:8]}"
+    release = publish(stack, tmp_path, skill, approve=False)
+    sign_in(page, new_user("operator"), section="operators", admin=True)
+    if lang == "en":
+        page.get_by_role("button", name="English").click()
+        expect(page.locator("html")).to_have_attribute("lang", "en")
+    item = page.locator(f'li[data-release="{release["releaseId"]}"]')
+    tools = item.get_by_test_id("release-code-tools")
+    expect(tools.locator('li[data-code-tool="streak-score"]')).to_contain_text(
+        "fuel 5000000 · memory 1048576 B · 200 ms · output 256 B · host calls 0")
+    expect(item.get_by_test_id("report").locator('li[data-check="code_tools"]')).to_have_attribute(
+        "data-passed", "true")
+    expect(item.get_by_test_id("report").locator('li[data-check="code_tools"]')).to_contain_text(
+        "代码工具（模块与评测）" if lang == "zh" else "Code tools (modules and evals)")
+    expect(page.locator("main .loading")).to_have_count(0)
+    screenshot(page, f"code-tools-review-{lang}")
+    publisher_texts = [release["displayName"], release["description"]]  # quoted data, the publisher's language
+    foreign = foreign_texts(page_texts(page, f'li[data-release="{release["releaseId"]}"]'), lang,
+                            [skill, *publisher_texts])
+    assert foreign == []
+    violations = axe_violations(page)
+    assert violations == [], describe(violations)

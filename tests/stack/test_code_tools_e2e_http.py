@@ -41,6 +41,10 @@ class User(Caller):
 def test_a_published_code_tool_is_installed_and_called_from_a_chat_turn(stack: StackClient, tmp_path: Path) -> None:
     skill_id = f"streak-{uuid.uuid4().hex[:8]}"
     release = publish(stack, tmp_path, skill_id)
+    assert release["codeTools"] == [{"toolId": "streak-score", "moduleSha256": release["codeTools"][0]["moduleSha256"],
+                                     "hostFunctions": [], "precompiled": True, "limits": {
+                                         "fuel": 5_000_000, "memoryBytes": 1_048_576, "timeoutMs": 200,
+                                         "outputBytes": 256, "hostCalls": 0}}]
     user = User(stack)
     conversation = user.agent()["defaultConversationId"]
     # Not installed: the command is no code tool of this user's, and the turn goes on as a plain one.

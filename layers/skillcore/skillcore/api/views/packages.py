@@ -71,6 +71,16 @@ class RollbackNotice(Body, frozen=True, kw_only=True):
     previous_failures: int
 
 
+class ReleaseCodeTool(Body, frozen=True, kw_only=True):
+    """A code tool of a release: its limits and host functions, and whether the service precompiled its module."""
+
+    tool_id: str
+    module_sha256: str
+    host_functions: list[str]
+    limits: dict[str, int]  # fuel, memoryBytes, timeoutMs, outputBytes, hostCalls
+    precompiled: bool
+
+
 class Release(Body, frozen=True, kw_only=True):
     """`displayName` and `description` are the publisher's texts: shown as quoted data, never instructions."""
 
@@ -96,6 +106,8 @@ class Release(Body, frozen=True, kw_only=True):
     published_at: Time | None
     # Set when the release was rolled back after its canary: the publisher's notice.
     rollback: RollbackNotice | None
+    # Its code tools (docs/code-skills.md "Code tools in a package, end to end").
+    code_tools: list[ReleaseCodeTool]
 
 
 class CatalogSkill(Body, frozen=True, kw_only=True):
@@ -163,6 +175,8 @@ def release(r: models.Release) -> Release:
             at=time(r.rollback.at), previous_version=r.rollback.previous_version, reason=r.rollback.reason,
             calls=r.rollback.calls, failures=r.rollback.failures, previous_calls=r.rollback.previous_calls,
             previous_failures=r.rollback.previous_failures),
+        code_tools=[ReleaseCodeTool(tool_id=t.name, module_sha256=t.module_sha256, host_functions=list(t.host_functions),
+                                    limits=dict(t.limits), precompiled=t.artifact_key is not None) for t in r.tools],
     )
 
 
