@@ -111,9 +111,14 @@ def installed_op(db: Db, user_id: str, skill_id: str, *, installed: bool, now: d
                        "ExpressionAttributeValues": {":s": {"SS": [skill_id]}, ":now": to_value(to_api_time(now))}}}
 
 
-def get_disabled_skills(db: Db, user_id: str) -> frozenset[str]:
+def get_bindings(db: Db, user_id: str) -> dict[str, Any] | None:
+    """The user's switches item: the disabled skills and the installed catalog skills' ids."""
     response = db.client.get_item(TableName=db.tables.users, Key=bindings_key(user_id), ConsistentRead=True)
-    return disabled_skills(from_item(response.get("Item")))
+    return from_item(response.get("Item"))
+
+
+def get_disabled_skills(db: Db, user_id: str) -> frozenset[str]:
+    return disabled_skills(get_bindings(db, user_id))
 
 
 def set_skill_enabled(db: Db, user_id: str, skill_id: str, enabled: bool, now: datetime) -> frozenset[str]:
