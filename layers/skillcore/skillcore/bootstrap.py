@@ -492,15 +492,22 @@ def scan() -> ScanFunction:
 
     from skillcore.automation import store as automation_store
     from skillcore.background import job_store
-    from skillcore.packages.rollout import evaluator
     from skillcore.work.drain import Probe
 
     root = Root()
     db = root.db
     root.work_queue  # noqa: B018 - the clients are made at init
+
+    def rollouts(now: datetime) -> dict[str, Any]:
+        from skillcore.packages.rollout import (
+            evaluate,  # the first scan loads it: the cold start only dispatches
+        )
+
+        return evaluate(db, root.rollout_settings, now)
+
     return ScanFunction(root, (Probe("background", functools.partial(job_store.probe, db)),
                                Probe("automation", functools.partial(automation_store.probe, db))),
-                        rollouts=evaluator(db, root.rollout_settings))
+                        rollouts=rollouts)
 
 
 def worker() -> WorkerFunction:

@@ -64,7 +64,8 @@ def register(routes: Routes, deps: SkillDeps) -> None:
     def list_skills(caller: Caller, query: Paging) -> Page[views.CatalogItem]:
         """Every registered skill, then the caller's installed catalog skills (their serving version and trust
         level), with the caller's switch and grants."""
-        entries = skill_service.catalog(deps.db, deps.skills, caller.user_id, installed=installed_of(caller.user_id))
+        entries = skill_service.catalog(deps.db, deps.skills, caller.user_id,
+                                        installed=lambda: installed_of(caller.user_id))
         items, cursor = paging.page(entries, lambda entry: entry.manifest.skill_id, limit=query.limit,
                                     cursor=query.cursor)
         return Page(items=[views.catalog_item(entry) for entry in items], next_cursor=cursor)

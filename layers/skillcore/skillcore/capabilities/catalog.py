@@ -10,8 +10,9 @@ An installed catalog skill is a third kind of entry, `package` (its id is its sk
 (packages/installs.py), its protocol rendered by the same template as a `user:` capability's from the package's
 structure, after the same defences (packages/serve.py). Every entry names its trust level.
 
-DynamoDB requests per call (no Scan anywhere), without installs (each page of installs adds a Query and a
-BatchGetItem; a package's protocol adds 2 GetItems, and the package read once per instance):
+DynamoDB requests per call (no Scan anywhere), for a user without installs (the switches item names the installed
+skills: with some, a listing adds a Query and a BatchGetItem per page of installs and one BatchGetItem of their
+grants; a package's protocol is 3 GetItems, and the package read once per instance):
 - `list_catalog`: 2 = one BatchGetItem (the switches item and the user-scope grants of the offered
   built-ins, by key) + one Query of the capabilities' sparse index (capability items only, no bindings).
 - `get_protocol` of a `user:` capability: 2 = GetItem of its name item + one Query of the capability with its
@@ -90,12 +91,17 @@ class Protocol(Struct, frozen=True, kw_only=True):
 
 def list_catalog(deps: CatalogDeps, user_id: str) -> list[CatalogEntry]:
     offered = deps.skills.protocols()
-    installed = list(deps.installed(user_id)) if deps.installed is not None else []
     keys = [grant_store.grant_key(user_id, p.manifest.skill_id, r.code, GrantScope.user())
             for p in offered for r in p.manifest.permissions]
-    keys += [grant_store.grant_key(user_id, i.skill_id, code, GrantScope.user())
-             for i in installed for code in i.permission_codes]
-    disabled, grants = grant_store.read_policy_state(deps.db, user_id, keys)
+    bindings, grants = grant_store.read_bindings(deps.db, user_id, keys)
+    disabled = users.disabled_skills(bindings)
+    # The bindings item names the user's installed catalog skills: without any, no install is read.
+    installed = list(deps.installed(user_id)) if deps.installed is not None and users.installed_skills(bindings) \
+        else []
+    if installed:
+        more = [grant_store.grant_key(user_id, i.skill_id, code, GrantScope.user())
+                for i in installed for code in i.permission_codes]
+        grants = grants + (grant_store.read_policy_state(deps.db, user_id, more)[1] if more else ())
     entries: list[CatalogEntry] = []
     for p in offered:
         if p.manifest.skill_id in disabled:

@@ -21,7 +21,8 @@ Uninstalling revokes every grant of the skill and cancels its background and aut
 
 DynamoDB requests: `list_installed` 2 a page (Query of the user's installs + BatchGetItem of their rollouts);
 `installed_skill` 2 GetItems; `install` 3 (GetItem of the catalog skill, GetItem of the rollout, one
-TransactWriteItems: the install and its audit).
+TransactWriteItems: the install, its audit and the skill id added to the user's installed set, which lets the
+capability listing skip the installs of a user who has none).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from datetime import datetime
 from msgspec import Struct
 from msgspec.structs import replace
 
+from skillcore.conversations import profile_store
 from skillcore.conversations.models import Frozen
 from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
@@ -174,7 +176,8 @@ def install(deps: InstallDeps, user_id: str, skill_id: str, *, now: datetime) ->
                      trust_level=skill.trust_level, current=stable, installed_at=now, updated_at=now)
     install_store.write_install(deps.db, install_store.put_install_op(deps.db, record), [_audit(
         deps.db, user_id, AuditAction.PACKAGE_INSTALL, now, skill_id=skill_id, version=stable.version,
-        trust_level=skill.trust_level.value, permissions=stable.permissions)])
+        trust_level=skill.trust_level.value, permissions=stable.permissions),
+        Op("installed", profile_store.installed_op(deps.db, user_id, skill_id, installed=True, now=now))])
     return _installed(record, rollout, deps.canary_percent)
 
 
@@ -221,4 +224,5 @@ def uninstall(deps: InstallDeps, user_id: str, skill_id: str, *, now: datetime) 
     cleanup.remove_jobs(deps.db, user_id, skill_id, now, tool_names=names)
     install_store.write_install(deps.db, install_store.delete_install_op(deps.db, user_id, skill_id), [_audit(
         deps.db, user_id, AuditAction.PACKAGE_UNINSTALL, now, skill_id=skill_id, version=record.current.version,
-        trust_level=record.trust_level.value)])
+        trust_level=record.trust_level.value),
+        Op("installed", profile_store.installed_op(deps.db, user_id, skill_id, installed=False, now=now))])

@@ -31,9 +31,7 @@ catalog skill when promoted.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime, timedelta
-from typing import Any
 
 from msgspec import Struct
 from msgspec.structs import replace
@@ -212,7 +210,3 @@ def evaluate(db: Db, settings: RolloutSettings, now: datetime) -> dict[str, int]
                 done["rolledBack"] += 1
         if cursor is None:
             return done
-
-
-def evaluator(db: Db, settings: RolloutSettings) -> Callable[[datetime], dict[str, Any]]:
-    return lambda now: evaluate(db, settings, now)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from msgspec import Struct
@@ -40,14 +40,18 @@ def _granted_codes(grants: list[PermissionGrant], manifest: SkillManifest) -> fr
     )
 
 
-def catalog(db: Db, skills: Skills, user_id: str, *, installed: Sequence[Installed] = ()) -> list[CatalogEntry]:
-    """The built-in skills, then the user's installed catalog skills, each with its switch and grants."""
-    disabled = users.get_disabled_skills(db, user_id)
+def catalog(db: Db, skills: Skills, user_id: str, *,
+            installed: Callable[[], Sequence[Installed]] | None = None) -> list[CatalogEntry]:
+    """The built-in skills, then the user's installed catalog skills (read only when the switches item names
+    some), each with its switch and grants."""
+    bindings = users.get_bindings(db, user_id)
+    disabled = users.disabled_skills(bindings)
     grants = grant_store.all_grants(db, user_id)
+    found = installed() if installed is not None and users.installed_skills(bindings) else ()
     return [
         CatalogEntry(m, m.skill_id not in disabled, _granted_codes(grants, m)) for m in skills.manifests()
     ] + [CatalogEntry(i.manifest, i.manifest.skill_id not in disabled, _granted_codes(grants, i.manifest),
-                      i.trust_level) for i in installed]
+                      i.trust_level) for i in found]
 
 
 def find(skills: Skills, skill_id: str, installed: Sequence[Installed] = ()) -> tuple[SkillManifest, str] | None:
