@@ -159,6 +159,15 @@ def _with_values_rules_accept(case: Any, body: Any) -> Any:
         # Half the valid cases name a registered skill and a permission it declares: drawn at random, a skill id
         # is nearly always unknown (404), and the operation's grant logic would never run.
         body["skillId"], body["permissionCode"] = "memory-recall", "memory:read"
+    if case.path == "/rpc/skills/permissions" and body.get("granted") is False and isinstance(body.get("scope"), dict):
+        # A revoke names the grant by its scope's type (and agent): a narrowing belongs to a grant, not a revoke.
+        body["scope"] = {k: v for k, v in body["scope"].items() if k not in ("resources", "arguments")}
+    if case.path.endswith("/generate") and isinstance(body.get("answers"), list):
+        # An answer that drops its step says nothing else (docs/contract.md, drafts).
+        body["answers"] = [
+            {"gapId": a.get("gapId"), "drop": True} if isinstance(a, dict) and a.get("drop") is True else a
+            for a in body["answers"]
+        ]
     if case.path == "/rpc/skills/background-jobs" and isinstance(body.get("runAt"), str):
         ahead = timedelta(minutes=5 + sum(map(ord, body["runAt"])) % 100_000)  # 1 minute to 1 year ahead
         body["runAt"] = (datetime.now(UTC) + ahead).isoformat()

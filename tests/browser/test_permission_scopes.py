@@ -9,6 +9,7 @@ from typing import Any
 
 from playwright.sync_api import Page, expect
 
+from tests.browser import confirming
 from tests.browser.conftest import PageApi, screenshot
 from tests.local_stack import StackClient
 
@@ -95,9 +96,14 @@ def test_an_agent_scope_offers_no_agent_list_and_granting_again_widens(page: Pag
     expect(narrow.get_by_test_id("narrow-argument")).to_be_visible()
     expect(narrow.get_by_test_id("narrow-agents")).to_have_count(0)  # an agent's grant is already one agent's
 
-    # revoke and grant again with the switch: unscoped
+    # revoke (after the confirmation) and grant again with the switch: unscoped
     switch = row.get_by_role("switch")
-    grant_request(page, switch.click)
+
+    def revoke() -> None:
+        switch.click()
+        confirming.answer(page)
+
+    grant_request(page, revoke)
     expect(switch).to_have_attribute("aria-checked", "false")
     expect(row.get_by_test_id("grant-narrowing")).to_have_count(0)
     grant_request(page, switch.click)
