@@ -37,6 +37,7 @@ help:
 	@echo "make bench          cold-import, DynamoDB request counts, latency"
 	@echo "make openapi        regenerate openapi.json from the routes (checked in; a test fails on drift)"
 	@echo "make code-tools     build the example code tools (examples/code-tools/*.ts, AssemblyScript) into .build/code-tools/ (CODE_TOOLS_OUT=dir)"
+	@echo "make example-package  rebuild the example package's module (examples/packages/streak-coach/tools/) and its sha256"
 	@echo "make build          sam build, then bytecode for the built functions and layer"
 	@echo "make deploy         build, sam deploy (samconfig.toml), then publish the Skills page"
 	@echo "make publish-page   publish web/ to the deployed stack's bucket and invalidate CloudFront"
@@ -44,7 +45,7 @@ help:
 # The first install takes a few minutes: say so, and let pip print each package it collects and a
 # progress bar for each download (no -q), so a first `make dev` is never silent. All of it goes to stderr:
 # `TOKEN=$(make -s token USER=alice)` on a fresh clone must still capture the token alone.
-$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt functions/mcp/requirements.txt functions/chat_turn/requirements.txt
+$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt functions/mcp/requirements.txt functions/chat_turn/requirements.txt functions/rpc/requirements.txt
 	@test -x $(PY) || { echo ">> creating $(VENV) with $(PYTHON_BOOT)" >&2; $(PYTHON_BOOT) -m venv $(VENV) >&2; }
 	@echo ">> installing the Python dependencies into $(VENV) (first run: about 3 minutes)" >&2
 	@$(PY) -m pip install --disable-pip-version-check --progress-bar on --upgrade pip >&2
@@ -161,6 +162,15 @@ $(CODE_TOOLS_OUT)/%.wasm: examples/code-tools/%.ts package.json
 
 .PHONY: code-tools
 code-tools: node $(CODE_TOOLS)
+
+# The example package's module (examples/packages/streak-coach/tools/) rebuilt from its source, and its SHA-256 in
+# skillcore.json set to match (tests/integration/test_code_package_example.py checks both are the source's build).
+.PHONY: example-package
+example-package: venv code-tools
+	cp $(CODE_TOOLS_OUT)/streak-score.wasm examples/packages/streak-coach/tools/streak-score.wasm
+	$(PY) -c 'import hashlib, json, pathlib; p = pathlib.Path("examples/packages/streak-coach/skillcore.json"); \
+	m = json.loads(p.read_text()); w = pathlib.Path("examples/packages/streak-coach/tools/streak-score.wasm"); \
+	m["tools"][0]["sha256"] = hashlib.sha256(w.read_bytes()).hexdigest(); p.write_text(json.dumps(m, indent=2) + "\n")'
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) .aws-sam .pytest_cache .mypy_cache .ruff_cache

@@ -13,7 +13,8 @@ Sections: cold, mcp (McpFunction against a bare MCP server), requests, latency, 
 scale (a burst of reminders and automation slots drained through the dispatcher's shard tasks), page (the Skills page's first load), capabilities (catalog, protocol, create over HTTP), hosted (a proxied hosted tool call against a direct one, and its DynamoDB requests), validation (a hosted
 call's argument check on the caps' worst case, budget 50 ms), sandbox (code tools: the runtime's cold import, a
 trivial tool's cold call, compiled or precompiled, and its warm call), packages (the catalog listing's DynamoDB
-requests and ms a page, and the verification of the largest allowed package). The script asserts
+requests and ms a page, and the verification of the largest allowed package), code_tools (an installed code
+tool from a chat turn over HTTP, its first turn and warm turns, and a module compiled or precompiled). The script asserts
 nothing: a missed target is
 reported ("TARGET MISSED") and listed at the end; the exit status is non-zero only if a section crashed.
 DynamoDB Local (in memory) is started once when a section needs it and is always stopped at the end.
@@ -35,7 +36,7 @@ from importlib import metadata
 from scripts.bench_common import Report, SharedDynamo, dynamodb_local_version, ensure_import_paths
 
 SECTIONS = ("cold", "mcp", "requests", "latency", "ranking", "scheduler", "automation", "scale", "page",
-            "capabilities", "hosted", "validation", "sandbox", "packages")
+            "capabilities", "hosted", "validation", "sandbox", "packages", "code_tools")
 
 
 def _load() -> str:
@@ -206,6 +207,11 @@ def main(argv: list[str] | None = None) -> int:
 
         bench_validation.run(report, quick=args.quick)
 
+    def code_tools() -> None:
+        from scripts import bench_code_tools
+
+        bench_code_tools.run(report, dynamo, quick=args.quick)
+
     def sandbox() -> None:
         from scripts import bench_sandbox
 
@@ -215,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         "cold": cold, "mcp": mcp, "requests": requests, "latency": latency, "ranking": ranking, "scheduler": scheduler,
         "automation": automation, "scale": scale, "page": page, "capabilities": capabilities,
         "hosted": hosted, "validation": validation, "sandbox": sandbox, "packages": packages,
+        "code_tools": code_tools,
     }
     try:
         for name in args.only:

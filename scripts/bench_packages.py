@@ -4,6 +4,8 @@ page), and the verification of the largest package the format allows (docs/packa
 - Catalog: N published skills (each a publisher's release, submitted and approved through the service on the
   stack's own tables), then `GET /rpc/catalog?limit=50` page after page, every page's DynamoDB requests counted
   on RpcFunction's client. Target: one Query a page, p95 within 100 ms.
+- Installs: `POST /rpc/installs` by many users and one user's `GET /rpc/installs` (a page of installs with their
+  serving versions), DynamoDB requests and ms each.
 - Verification: a signed package at the format's limits (a zip just under MAX_PACKAGE_BYTES, as many files and
   as many uncompressed bytes as the limits let through), opened (limits, SKILL.md, skillcore.json, evals, the
   canonical digest) and its Ed25519 signature verified, as a submission does before anything is stored; the
@@ -35,6 +37,11 @@ SECRET = "bench-secret-of-at-least-thirty-two-bytes"
 PAGE_REQUESTS_TARGET = 1
 P95_PAGE_MS = 100.0
 VERIFY_P95_MS = 50.0
+# An install: the catalog skill and its rollout (2 GetItems), the install and its audit (one transaction), and
+# the per-user rate limiter's counter (every mutation); a page of installs: one Query and one BatchGetItem.
+INSTALL_REQUESTS_TARGET = 4
+INSTALLS_PAGE_REQUESTS_TARGET = 2
+P95_INSTALL_MS = 150.0  # four requests, one of them a transaction
 WORDS = ("note", "plan", "tidy", "goal", "day", "list", "item", "memo", "task", "step", "done", "next", "记录", "整理")
 
 
@@ -192,10 +199,71 @@ def catalog(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                 ("GET /rpc/catalog?limit=50", str(len(seconds)), f"{min(requests)}-{most}", describe_operations(ops),
                  f"{percentile(seconds, 50) * 1000:.1f}", f"{p95:.1f}", f"{met_requests}; {met_p95}")],
                 align="lrrlrrl")
+            installs(report, local, counter, skills=skills, quick=quick)
             scans = "Scan" in counter.operations
             report.line("  Scan on this path: " + ("YES" if scans else "none"))
         finally:
             local.stop()
+
+
+def installs(report: Report, local: object, counter: RequestCounter, *, skills: int, quick: bool) -> None:
+    """Installs over HTTP on the same stack: `POST /rpc/installs` by many users (each a new install), then one
+    user's `GET /rpc/installs` with a page of installs (each with its serving version)."""
+    from skillcore_local.jwt_local import issue_token
+
+    url = local.url  # type: ignore[attr-defined]
+    users = 20 if quick else 60
+    per_user = 10
+    report.heading(f"Installs over HTTP: {users} users install a skill each; one user lists {per_user} installs")
+    install_s: list[float] = []
+    install_requests: list[int] = []
+    install_ops: list[str] = []
+    for i in range(users):
+        person = Http(url, issue_token(f"bench-installer-{i:04d}", secret=SECRET))
+        mark = counter.mark()
+        started = time.perf_counter()
+        status, body = person.call("POST", "/rpc/installs", {"skillId": f"bench-skill-{i % skills:04d}"})
+        elapsed = time.perf_counter() - started
+        if status != 201:
+            raise RuntimeError(f"install answered {status}: {str(body)[:200]}")
+        if i > 0:  # the first warms the install path up
+            install_s.append(elapsed)
+            install_ops = counter.since(mark)
+            install_requests.append(len(install_ops))
+    lister = Http(url, issue_token("bench-lister", secret=SECRET))
+    for i in range(per_user):
+        status, body = lister.call("POST", "/rpc/installs", {"skillId": f"bench-skill-{i:04d}"})
+        if status != 201:
+            raise RuntimeError(f"install answered {status}: {str(body)[:200]}")
+    list_s: list[float] = []
+    list_requests: list[int] = []
+    list_ops: list[str] = []
+    for round_ in range(11 if quick else 31):
+        mark = counter.mark()
+        started = time.perf_counter()
+        status, page = lister.call("GET", "/rpc/installs?limit=50")
+        elapsed = time.perf_counter() - started
+        if status != 200 or len(page["items"]) != per_user:
+            raise RuntimeError(f"the installs listing answered {status}: {str(page)[:200]}")
+        if round_ > 0:
+            list_s.append(elapsed)
+            list_ops = counter.since(mark)
+            list_requests.append(len(list_ops))
+    install_most, list_most = max(install_requests), max(list_requests)
+    install_p95, list_p95 = percentile(install_s, 95) * 1000, percentile(list_s, 95) * 1000
+    met_install = report.verdict(SECTION, "DynamoDB requests per install", str(install_most),
+                                 f"<= {INSTALL_REQUESTS_TARGET}", install_most <= INSTALL_REQUESTS_TARGET)
+    met_list = report.verdict(SECTION, "DynamoDB requests per installs page", str(list_most),
+                              f"<= {INSTALLS_PAGE_REQUESTS_TARGET}", list_most <= INSTALLS_PAGE_REQUESTS_TARGET)
+    met_p95 = report.verdict(SECTION, "p95 install (ms)", f"{install_p95:.1f}", f"<= {P95_INSTALL_MS:.0f}",
+                             install_p95 <= P95_INSTALL_MS)
+    report.table(["call", "calls", "requests", "DynamoDB operations (last call)", "p50 ms", "p95 ms", "verdict"], [
+        ("POST /rpc/installs", str(len(install_s)), f"{min(install_requests)}-{install_most}",
+         describe_operations(install_ops), f"{percentile(install_s, 50) * 1000:.1f}", f"{install_p95:.1f}",
+         f"{met_install}; {met_p95}"),
+        (f"GET /rpc/installs ({per_user} installs)", str(len(list_s)), f"{min(list_requests)}-{list_most}",
+         describe_operations(list_ops), f"{percentile(list_s, 50) * 1000:.1f}", f"{list_p95:.1f}", met_list),
+    ], align="lrrlrrl")
 
 
 def run(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:

@@ -47,8 +47,13 @@ def build_server(toolbox: Toolbox, *, name: str, version: str, instructions: str
     listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema())
               for t in toolbox.tools]
 
-    async def list_tools(_ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=listed)
+    async def list_tools(ctx: Any, _params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        if toolbox.dynamic is None:
+            return types.ListToolsResult(tools=listed)
+        # The caller's own tools too (an installed skill's code tools), listed for the token's user only.
+        own = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
+               for t in toolbox.dynamic.listed(caller_of(ctx))]
+        return types.ListToolsResult(tools=[*listed, *own])
 
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         # The services are synchronous (boto3); one invocation serves one request, so they run inline.

@@ -16,7 +16,8 @@ from tests.support import FakeContext, load_function
 CATALOG = "/rpc/capabilities"
 PROTOCOL = "/rpc/capabilities/protocol"
 HOST_BUILTINS = ["memory-recall", "goal-check-in-reminder", "goal-setting"]
-ENTRY_KEYS = {"capabilityId", "kind", "displayName", "whenToUse", "version", "protocolTool", "protocolInput"}
+ENTRY_KEYS = {"capabilityId", "kind", "displayName", "whenToUse", "version", "protocolTool", "protocolInput",
+              "trustLevel"}
 
 
 @pytest.fixture
@@ -76,7 +77,7 @@ def test_the_catalog_is_a_projection_of_switches_grants_and_status(rpc):
     assert entry == {"capabilityId": "user:morning_review", "kind": "user", "displayName": "早间回顾",
                      "whenToUse": ["早上好", "开始今天"], "version": active["version"],
                      "protocolTool": "get_capability_protocol", "protocolInput": {"capabilityId": "user:morning_review"},
-                     "userWritten": ["displayName", "whenToUse"]}
+                     "userWritten": ["displayName", "whenToUse"], "trustLevel": "user_own"}
 
     switch(rpc, "memory-recall", False)
     assert list(catalog(rpc)) == ["goal-check-in-reminder", "goal-setting", "user:morning_review"]

@@ -246,6 +246,19 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert rpc(pkg("GET", "/rpc/catalog/conform-skill"))[0] == 200
     status, download = rpc(pkg("GET", "/rpc/catalog/conform-skill/package"))
     assert status == 200 and download["sha256"] == release["sha256"]
+    # Installs: another user installs the published skill, lists and reads it, consents to nothing, uninstalls.
+    status, installed = rpc(pkg("POST", "/rpc/installs", {"skillId": "conform-skill"}, user="user-bob"))
+    assert status == 201 and installed["version"] == "1.0.0" and installed["trustLevel"] == "community"
+    assert rpc(pkg("POST", "/rpc/installs", {"skillId": "conform-skill"}, user="user-bob"))[0] == 409
+    assert rpc(pkg("POST", "/rpc/installs", {"skillId": "no-such-skill"}, user="user-bob"))[0] == 404
+    assert rpc(pkg("GET", "/rpc/installs", user="user-bob"))[0] == 200
+    assert rpc(pkg("GET", "/rpc/installs/conform-skill", user="user-bob"))[0] == 200
+    assert rpc(pkg("GET", "/rpc/installs/conform-skill"))[0] == 404  # another user's install
+    status, code_tools = rpc(pkg("GET", "/rpc/code-tools", user="user-bob"))  # a package without code tools
+    assert status == 200 and code_tools == {"items": []}
+    assert rpc(pkg("POST", "/rpc/installs/conform-skill/accept", {"version": "1.1.0"}, user="user-bob"))[0] == 409
+    assert rpc(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 204
+    assert rpc(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 404
     rotated = {"publicKey": packages.KeyPair().pem, "revokeOthers": False}
     assert rpc(pkg("POST", "/rpc/admin/publishers/conform-pub/keys", rotated, admin=True))[0] == 201
     assert rpc(pkg("POST", f"/rpc/admin/publishers/conform-pub/keys/{keys.key_id}/revoke", admin=True))[0] == 200

@@ -167,6 +167,10 @@ DECISIONS = {
     ("POST", "/rpc/admin/publishers/{publisherId}/keys"): "person",
     ("POST", "/rpc/admin/publishers/{publisherId}/keys/{keyId}/revoke"): "person",
     ("POST", "/rpc/admin/releases/{releaseId}/decision"): "person",
+    # a person's installs of catalog skills and their consent to an upgrade (docs/packages.md)
+    ("POST", "/rpc/installs"): "person",
+    ("POST", "/rpc/installs/{skillId}/accept"): "person",
+    ("DELETE", "/rpc/installs/{skillId}"): "person",
 }
 
 

@@ -158,7 +158,7 @@ def test_only_the_files_of_the_format_are_accepted() -> None:
     extra = raw_zip([*valid_entries(), ("note-tidy/run.sh", b"#!/bin/sh")])
     assert refused(extra).details == {"path": "run.sh", "rule": "file_not_allowed"}
     wasm = raw_zip([*valid_entries(), ("note-tidy/tools/fmt.wasm", b"\0asm")])
-    assert refused(wasm).details == {"path": "tools/fmt.wasm", "rule": "code_tools_unsupported"}
+    assert refused(wasm).details == {"path": "tools/fmt.wasm", "rule": "tool_unlisted"}
     missing = raw_zip([e for e in valid_entries() if not e[0].endswith("skillcore.json")])
     assert refused(missing).details == {"path": "skillcore.json", "rule": "required"}
 
@@ -200,7 +200,7 @@ def test_skill_md_reads_its_optional_fields_and_renders_what_it_reads() -> None:
     ({"remotes": [{"type": "stdio", "url": "https://a.example/mcp"}]}, "/remotes/0/type", "schema"),
     ({"remotes": [{"type": "sse", "url": "http://a.example/mcp"}]}, "/remotes/0/url", "schema"),
     ({"extra": 1}, "/extra", "unknown_field"),
-    ({"tools": [{"name": "fmt", "module": "tools/fmt.wasm", "sha256": "0" * 64}]}, "/tools", "code_tools_unsupported"),
+    ({"tools": [{"name": "fmt", "module": "tools/fmt.wasm", "sha256": "0" * 64}]}, "/tools/0/inputSchema", "required"),
 ])
 def test_skillcore_json_is_checked_with_the_pointer_of_the_field(changes: dict, pointer: str, rule: str) -> None:
     files = ps.files()

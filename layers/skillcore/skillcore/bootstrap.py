@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from skillcore.api.routes_capabilities import CapabilityRouteDeps
     from skillcore.api.routes_core import CoreDeps
     from skillcore.api.routes_hosted import HostedRouteDeps
+    from skillcore.api.routes_installs import InstallRouteDeps
     from skillcore.api.routes_packages import PackageRouteDeps
     from skillcore.api.routes_skills import SkillDeps
     from skillcore.api.toolbox import Toolbox
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from skillcore.capabilities.drafts import DraftDeps
     from skillcore.capabilities.service import CapabilityDeps
     from skillcore.chat.service import ChatDeps
+    from skillcore.code_tools.installed import Installed
+    from skillcore.code_tools.service import CodeToolDeps
     from skillcore.conversations.profile import ProfileDeps
     from skillcore.db.dynamo import Db
     from skillcore.executor.executor import Executor
@@ -45,6 +48,7 @@ if TYPE_CHECKING:
     from skillcore.limits.service import Limiter
     from skillcore.model.offline import ToolPlanner
     from skillcore.model.port import ChatModel
+    from skillcore.packages.installs import InstallDeps
     from skillcore.packages.service import PackageDeps
     from skillcore.settings import Settings
     from skillcore.skills.builtin import Skills
@@ -60,12 +64,15 @@ GROUP_DEPS: dict[str, str] = {
     "skillcore.api.routes_automation": "skill_routes",
     "skillcore.api.routes_capabilities": "capability_routes",
     "skillcore.api.routes_packages": "package_routes",
+    "skillcore.api.routes_installs": "install_routes",
     "skillcore.api.routes_chat": "chat_routes",
     "skillcore.api.routes_approvals": "approval_routes",
     "skillcore.api.routes_hosted": "hosted_routes",
     "skillcore.api.tools_core": "skill_routes",
     "skillcore.api.tools_capabilities": "capability_routes",
     "skillcore.api.tools_hosted": "hosted_routes",
+    "skillcore.api.routes_code_tools": "code_tools",
+    "skillcore.api.tools_code": "code_tools",
 }
 
 
@@ -201,7 +208,19 @@ class Root:
     def catalog(self) -> CatalogDeps:
         from skillcore.capabilities.catalog import CatalogDeps
 
-        return CatalogDeps(db=self.db, skills=self.skills)
+        percent = self.settings.canary_percent
+
+        def installed(user_id: str) -> Any:
+            from skillcore.packages import serve  # the installs' code loads with the first listing
+
+            return serve.offers(self.packages, percent)(user_id)
+
+        def installed_protocol(user_id: str, skill_id: str, host_profile: str | None) -> Any:
+            from skillcore.packages import serve
+
+            return serve.protocols(self.packages, percent, self.clock)(user_id, skill_id, host_profile)
+
+        return CatalogDeps(db=self.db, skills=self.skills, installed=installed, installed_protocol=installed_protocol)
 
     @cached_property
     def drafts(self) -> DraftDeps:
@@ -226,7 +245,39 @@ class Root:
         from skillcore.executor.assembly import build_executor
 
         return build_executor(self.skills, self.chat_model, self.db, now=now, clock=self.clock,
-                              max_tokens=self.settings.bedrock_max_tokens, hosted_branch=self.hosted_branch)
+                              max_tokens=self.settings.bedrock_max_tokens, hosted_branch=self.hosted_branch,
+                              code_branch=self.code_branch)
+
+    @cached_property
+    def code_branch(self) -> Any:
+        """The installed code tools in the chat (code_tools/chat.py): `/<tool> {json}`."""
+        from skillcore.code_tools.chat import CodeToolBranch
+
+        return CodeToolBranch(self.code_tools)
+
+    @cached_property
+    def installed(self) -> Installed:
+        """A user's installed skills with their serving versions (the install flow's list)."""
+        from skillcore.code_tools.installed import InstalledSkill
+        from skillcore.packages import installs
+
+        db = self.db
+        canary = self.settings.canary_percent  # the rollout's share (packages/upgrades.py)
+
+        def installed(user_id: str) -> list[InstalledSkill]:
+            return [InstalledSkill(skill_id=i.skill_id, version=i.version, release_id=i.release_id)
+                    for i in installs.all_installed(db, user_id, canary_percent=canary)]
+
+        return installed
+
+    @cached_property
+    def code_tools(self) -> CodeToolDeps:
+        """Installed code tools: the installs, the catalog's releases and package store, the hosted calls (built
+        only when a tool's skill declares hosted_workflow:invoke)."""
+        from skillcore.code_tools.service import CodeToolDeps
+
+        return CodeToolDeps(db=self.db, packages=lambda: self.packages, installed=self.installed,
+                            hosted=lambda: self.hosted)
 
     @cached_property
     def hosted_branch(self) -> Any:
@@ -254,7 +305,29 @@ class Root:
                 return DirectoryBlobs(settings.local_package_dir)
             raise RuntimeError("no package store: set SKILLS_PACKAGE_BUCKET (or SKILLS_LOCAL_PACKAGE_DIR locally)")
 
-        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()})
+        return PackageDeps(db=self.db, blobs=blobs, manifests={m.skill_id: m for m in self.skills.manifests()},
+                           high_risk_trust_levels=settings.high_risk_trust_levels, rollout=self.rollout_settings)
+
+    @cached_property
+    def rollout_settings(self) -> Any:
+        from skillcore.packages.rollout import RolloutSettings
+
+        s = self.settings
+        return RolloutSettings(canary_percent=s.canary_percent, window_minutes=s.rollout_window_minutes,
+                               min_calls=s.rollout_min_calls, threshold_percent=s.rollback_threshold_percent)
+
+    @cached_property
+    def installs(self) -> InstallDeps:
+        """A user's installs of catalog skills (packages/installs.py): the catalog table and the settings."""
+        from skillcore.packages.installs import InstallDeps
+
+        def tool_names(release_id: str) -> tuple[str, ...]:
+            from skillcore.packages import serve  # only when someone uninstalls
+
+            return serve.tool_names(self.packages, release_id)
+
+        return InstallDeps(db=self.db, canary_percent=self.settings.canary_percent,
+                           high_risk_trust_levels=self.settings.high_risk_trust_levels, tool_names=tool_names)
 
     # -- the route groups' collaborators (GROUP_DEPS)
     @cached_property
@@ -275,7 +348,17 @@ class Root:
 
             return endpoint_store.tool_schemas(db, user_id, endpoint_id)
 
-        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools)
+        percent = self.settings.canary_percent
+
+        def installed(user_id: str) -> Any:
+            from skillcore.packages.installs import all_installed, skill_manifest  # with the first listing
+            from skillcore.policy.skills import Installed
+
+            return [Installed(skill_manifest(i), i.trust_level.value)
+                    for i in all_installed(db, user_id, canary_percent=percent)]
+
+        return SkillDeps(db=db, skills=self.skills, clock=self.clock, endpoint_tools=endpoint_tools,
+                         installed=installed)
 
     @cached_property
     def capability_routes(self) -> CapabilityRouteDeps:
@@ -289,6 +372,12 @@ class Root:
         from skillcore.api.routes_packages import PackageRouteDeps
 
         return PackageRouteDeps(packages=self.packages, capabilities=self.capabilities, clock=self.clock)
+
+    @cached_property
+    def install_routes(self) -> InstallRouteDeps:
+        from skillcore.api.routes_installs import InstallRouteDeps
+
+        return InstallRouteDeps(installs=self.installs, clock=self.clock)
 
     @cached_property
     def chat_routes(self) -> ChatDeps:
@@ -342,6 +431,8 @@ class McpFunction(NamedTuple):
 class ScanFunction(NamedTuple):
     root: Root
     probes: tuple[DueProbe, ...]
+    # The running canaries of installed skills, evaluated once a scan (packages/rollout.py): now -> counts.
+    rollouts: Callable[[datetime], dict[str, Any]] | None = None
 
 
 class WorkerFunction(NamedTuple):
@@ -406,8 +497,17 @@ def scan() -> ScanFunction:
     root = Root()
     db = root.db
     root.work_queue  # noqa: B018 - the clients are made at init
+
+    def rollouts(now: datetime) -> dict[str, Any]:
+        from skillcore.packages.rollout import (
+            evaluate,  # the first scan loads it: the cold start only dispatches
+        )
+
+        return evaluate(db, root.rollout_settings, now)
+
     return ScanFunction(root, (Probe("background", functools.partial(job_store.probe, db)),
-                               Probe("automation", functools.partial(automation_store.probe, db))))
+                               Probe("automation", functools.partial(automation_store.probe, db))),
+                        rollouts=rollouts)
 
 
 def worker() -> WorkerFunction:

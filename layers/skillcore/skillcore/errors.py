@@ -523,3 +523,42 @@ class ReleaseNotPending(Conflict):
 
     code = "release_not_pending"
     default_message = "this release is not waiting for review"
+
+
+class TrustLevelForbiddenDetails(TypedDict):
+    """`trustLevel` is the skill's (its publisher's), `permission` the first code it declares at `riskLevel` L3 or
+    above; `allowed` the trust levels that may ask for those (SKILLS_HIGH_RISK_TRUST_LEVELS)."""
+
+    trustLevel: str
+    permission: str
+    riskLevel: str
+    allowed: list[str]
+
+
+class TrustLevelForbidden(RuleViolation):
+    """A skill asks for a permission at risk L3 or above, and its trust level may not (docs/packages.md "Trust
+    levels"): refused at the release check (the finding `trust_level_forbidden`) and at install."""
+
+    code = "trust_level_forbidden"
+    default_message = "skills of this trust level may not ask for permissions at risk L3 or above"
+    details: TrustLevelForbiddenDetails
+
+    def __init__(self, message: str | None = None, *, trust_level: str, permission: str, risk_level: str,
+                 allowed: list[str]) -> None:
+        super().__init__(message, TrustLevelForbiddenDetails(trustLevel=trust_level, permission=permission,
+                                                             riskLevel=risk_level, allowed=allowed))
+
+
+class UpgradeNotPending(Conflict):
+    """Accepting an upgrade that is not waiting for the person's consent (none, or another version now)."""
+
+    code = "upgrade_not_pending"
+    default_message = "no upgrade of this version is waiting for your consent"
+
+
+class CanaryRunning(Conflict):
+    """Approving a version of a skill while another of its versions is in its canary (packages/rollout.py):
+    wait until that one is promoted or rolled back."""
+
+    code = "canary_running"
+    default_message = "another version of this skill is in its canary; decide this one when that one is done"

@@ -94,6 +94,13 @@ BOUNDS = {
     "rate_writes_per_minute": (60, 0, 100_000),
     "model_tokens_per_day": (200_000, 0, 1_000_000_000),
     "max_open_drafts": (5, 1, 1_000),
+    # Installed packages' rollouts (skillcore/packages/rollout.py): the share of installs (percent) a new version
+    # reaches first, the window its outcomes are counted over, the calls it needs before it is judged, and how
+    # many percentage points its failure rate may exceed the previous version's before every install rolls back.
+    "canary_percent": (10, 0, 100),
+    "rollout_window_minutes": (60, 1, 10_080),
+    "rollout_min_calls": (20, 1, 1_000_000),
+    "rollback_threshold_percent": (20, 1, 100),
 }
 
 
@@ -125,6 +132,13 @@ class Settings(Struct, frozen=True, kw_only=True):
     rate_writes_per_minute: int = BOUNDS["rate_writes_per_minute"][0]
     model_tokens_per_day: int = BOUNDS["model_tokens_per_day"][0]
     max_open_drafts: int = BOUNDS["max_open_drafts"][0]
+    canary_percent: int = BOUNDS["canary_percent"][0]
+    rollout_window_minutes: int = BOUNDS["rollout_window_minutes"][0]
+    rollout_min_calls: int = BOUNDS["rollout_min_calls"][0]
+    rollback_threshold_percent: int = BOUNDS["rollback_threshold_percent"][0]
+    # The trust levels whose skills may ask for permissions at risk L3 and above (packages/trust.py), from
+    # SKILLS_HIGH_RISK_TRUST_LEVELS: comma-separated; an empty value lets none.
+    high_risk_trust_levels: tuple[str, ...] = ("builtin", "verified_publisher")
     # The SQS queue of shard work (the scan sends, WorkerFunction receives); "" where nothing dispatches.
     work_queue_url: str = ""
     # Package bytes (skillcore/packages/): the S3 bucket in AWS, a directory locally (SKILLS_LOCAL_PACKAGE_DIR).
@@ -157,8 +171,20 @@ class Settings(Struct, frozen=True, kw_only=True):
             work_queue_url=env.get("SKILLS_WORK_QUEUE_URL", ""),
             package_bucket=env.get("SKILLS_PACKAGE_BUCKET", ""),
             local_package_dir=env.get("SKILLS_LOCAL_PACKAGE_DIR", ""),
+            high_risk_trust_levels=_levels(env.get("SKILLS_HIGH_RISK_TRUST_LEVELS", "builtin,verified_publisher")),
             **numbers,
         )
+
+
+TRUST_LEVELS = ("builtin", "verified_publisher", "community", "user_own")  # skillcore.packages.models.TrustLevel
+
+
+def _levels(raw: str) -> tuple[str, ...]:
+    levels = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
+    unknown = [level for level in levels if level not in TRUST_LEVELS]
+    if unknown:
+        raise ValueError(f"SKILLS_HIGH_RISK_TRUST_LEVELS names unknown trust levels: {', '.join(unknown)}")
+    return levels
 
 
 def _integer(env: Mapping[str, str], name: str, default: int) -> int:

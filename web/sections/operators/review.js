@@ -26,7 +26,9 @@ function ReleaseItem({ release, onDecided }) {
   const decide = (decision) =>
     action.run(async () => {
       const after = await post(`/admin/releases/${encodeURIComponent(release.releaseId)}/decision`, { decision, reason });
-      onDecided(after, t(decision === "approve" ? "operators.approved" : "operators.rejected", { skill: after.skillId, version: after.version }));
+      // An approved version newer than the published one starts its canary (state approved): not published yet.
+      const said = decision !== "approve" ? "operators.rejected" : after.state === "approved" ? "operators.canary" : "operators.approved";
+      onDecided(after, t(said, { skill: after.skillId, version: after.version }));
     });
   return html`<li class="card" data-release=${release.releaseId} aria-labelledby=${`${id}-title`}>
     <h3 id=${`${id}-title`}><code>${release.skillId}</code> <code>${release.version}</code></h3>
@@ -38,6 +40,14 @@ function ReleaseItem({ release, onDecided }) {
         : release.permissions.map((p) => html`<span class="badge"><code>${p.code}</code> ${p.riskLevel} · ${p.approvalMode}</span> `)}</dd>
     </dl>
     ${release.remotes > 0 && html`<p class="meta">${t("operators.remotes", { n: release.remotes })}</p>`}
+    ${(release.codeTools || []).length > 0 &&
+    html`<ul class="plain" data-testid="release-code-tools" aria-label=${t("operators.codeTools")}>
+      ${release.codeTools.map(
+        (tool) => html`<li data-code-tool=${tool.toolId}>${t("operators.codeTool")} <code>${tool.toolId}</code> ·
+          <code>fuel ${tool.limits.fuel} · memory ${tool.limits.memoryBytes} B · ${tool.limits.timeoutMs} ms · output ${tool.limits.outputBytes} B · host calls ${tool.limits.hostCalls}</code>
+          ${tool.hostFunctions.length > 0 && html` · ${tool.hostFunctions.map((f) => html`<code>${f}</code> `)}`}</li>`,
+      )}
+    </ul>`}
     <p class="meta">${t("operators.publisherText")}</p>
     <blockquote class="quoted"><p>${release.displayName}</p><p>${release.description}</p></blockquote>
     <h4>${t("operators.report")}</h4>

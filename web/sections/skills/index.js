@@ -1,5 +1,6 @@
 // Skills (技能): the catalog, each skill's kind, version and description, and its enable switch.
-// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section.
+// Enabling a skill grants nothing: its permissions are separate switches in the Permissions section. Below the
+// skills, the catalog (catalog.js): published skills to install, with their trust level and permissions first.
 import "./messages.js";
 import { listAll, patch } from "../../lib/api.js";
 import { ask } from "../../lib/confirm.js";
@@ -7,6 +8,8 @@ import { html } from "../../lib/html.js";
 import { t } from "../../lib/i18n.js";
 import { permissionName, riskName, skillDescription, skillName } from "../../lib/names.js";
 import { Empty, ErrorBox, Loaded, Switch, useAction, useLoad } from "../../lib/ui.js";
+import { Catalog, TrustBadge } from "./catalog.js";
+import { CodeTools } from "./code_tools.js";
 
 function SkillCard({ skill, onChange }) {
   const action = useAction();
@@ -19,10 +22,11 @@ function SkillCard({ skill, onChange }) {
   return html`<article class="card" aria-labelledby=${headingId} data-skill=${skill.skillId}>
     <div class="row">
       <div class="grow">
-        <h2 id=${headingId}><span data-testid="skill-name">${name}</span> <span class="meta"><code>${skill.skillId}</code></span></h2>
+        <h2 id=${headingId}><span data-testid="skill-name" data-user-content=${skill.trustLevel === "builtin" ? undefined : ""}>${name}</span> <span class="meta"><code>${skill.skillId}</code></span></h2>
         <p class="meta">
           ${t("skills.kind")}: <span class="tag" data-testid="kind">${t(`kind.${skill.kind}`)}</span>
           · ${t("skills.version")}: <span data-testid="version">${skill.version}</span>
+          · ${t("skills.trust")}: <${TrustBadge} level=${skill.trustLevel} />
         </p>
       </div>
       <${Switch}
@@ -33,7 +37,9 @@ function SkillCard({ skill, onChange }) {
         onChange=${toggle}
       />
     </div>
-    <p>${skillDescription(skill)}</p>
+    ${skill.trustLevel === "builtin"
+      ? html`<p>${skillDescription(skill)}</p>`
+      : html`<p class="meta">${t("skills.installedFrom")}</p>`}
     <p class="meta">
       ${t("skills.permissions")}:
       ${skill.permissions.length === 0
@@ -49,7 +55,7 @@ function SkillCard({ skill, onChange }) {
   </article>`;
 }
 
-export default function Skills() {
+export default function Skills({ ctx }) {
   const catalog = useLoad(() => listAll("/skills"), []);
   const replace = (item) => catalog.setData((items) => items.map((s) => (s.skillId === item.skillId ? item : s)));
   return html`<section aria-labelledby="skills-title">
@@ -61,5 +67,7 @@ export default function Skills() {
           ? html`<${Empty} text=${t("skills.empty")} />`
           : items.map((skill) => html`<${SkillCard} key=${skill.skillId} skill=${skill} onChange=${replace} />`)}
     <//>
+    <${Catalog} onChanged=${catalog.reload} />
+    <${CodeTools} key=${`code-tools-${(catalog.data || []).filter((s) => s.trustLevel !== "builtin").map((s) => `${s.skillId}@${s.version}`).join(",")}`} zone=${ctx?.profile?.timezone} />
   </section>`;
 }

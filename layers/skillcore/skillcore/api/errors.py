@@ -35,6 +35,7 @@ from skillcore.errors import (
     AgentNotFound,
     AlreadyExists,
     BadRequest,
+    CanaryRunning,
     ConcurrentUpdate,
     DomainError,
     Forbidden,
@@ -57,8 +58,10 @@ from skillcore.errors import (
     SkillIdTaken,
     SkillNotFound,
     StoreUnavailableError,
+    TrustLevelForbidden,
     Unauthenticated,
     UnknownTool,
+    UpgradeNotPending,
     UpstreamError,
     UpstreamTimeout,
     ValidationFailed,
@@ -76,15 +79,15 @@ from skillcore.limits.errors import BudgetExhausted, RateLimited
 
 __all__ = [
     "AgentNotFound", "AlreadyExists", "ApprovalNotPending", "ApprovalRequired", "BadRequest", "BindingInUse",
-    "BindingNameTaken", "BudgetExhausted", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive",
+    "BindingNameTaken", "BudgetExhausted", "CanaryRunning", "CapabilityActive", "CapabilityNameTaken", "CapabilityNotActive",
     "ClientMessageConflict", "ConcurrentUpdate", "DraftHasGaps", "DraftRevisionConflict", "EndpointDisabled",
     "EndpointNameTaken", "Forbidden", "GrantScopeMismatch", "IdempotencyKeyReused", "Internal",
     "InvalidTimezone", "JobNotCancellable", "KeyRevoked", "NotFound", "PackageInvalid", "PayloadTooLarge",
     "PermissionNotDeclared", "PermissionRequired", "PersonRequired", "ProtocolNotActive", "PublisherUnknown",
     "QuotaExceeded", "RateLimited", "ReleaseNotPending", "RunAtOutOfRange", "SchemaNotAllowed",
     "SignatureInvalid", "SkillDisabled", "SkillIdTaken", "SkillNotFound", "SnapshotInvalid",
-    "StoreUnavailableError", "ToolDrifted", "Unauthenticated", "UnknownReference", "UnknownTool",
-    "UnsafeText", "UpstreamError", "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
+    "StoreUnavailableError", "ToolDrifted", "TrustLevelForbidden", "Unauthenticated", "UnknownReference", "UnknownTool",
+    "UnsafeText", "UpgradeNotPending", "UpstreamError", "UpstreamTimeout", "UrlNotAllowed", "ValidationFailed", "VersionConflict",
 ]
 
 JSON = "application/json; charset=utf-8"

@@ -40,14 +40,16 @@ FUNCTIONS: dict[str, Served] = {
         # Background routes before the skills routes: their static paths must win over PATCH /rpc/skills/{skillId}.
         routes=("skillcore.api.routes_core", "skillcore.api.routes_background", "skillcore.api.routes_skills",
                 "skillcore.api.routes_automation", "skillcore.api.routes_capabilities",
-                "skillcore.api.routes_packages"),
+                "skillcore.api.routes_packages", "skillcore.api.routes_installs",
+                "skillcore.api.routes_code_tools"),
         # Every other /rpc/ path and method, behind the authorizer: the router's 404s and 405s.
         gateway=("ANY /rpc/{proxy+}",),
     ),
     "ChatTurnFunction": Served(routes=("skillcore.api.routes_chat",)),
     "HostedFunction": Served(routes=("skillcore.api.routes_approvals", "skillcore.api.routes_hosted")),
     "McpFunction": Served(
-        tools=("skillcore.api.tools_core", "skillcore.api.tools_capabilities", "skillcore.api.tools_hosted"),
+        tools=("skillcore.api.tools_core", "skillcore.api.tools_capabilities", "skillcore.api.tools_hosted",
+               "skillcore.api.tools_code"),
         gateway=("POST /mcp",),
     ),
     "ScanFunction": Served(),  # EventBridge's schedule

@@ -145,9 +145,12 @@ def register(routes: Routes, deps: PackageRouteDeps) -> None:
         """Operator: any release with its report."""
         return views.release(service.get_release(deps.packages, releaseId))
 
-    @routes.route("POST", "/rpc/admin/releases/<releaseId>/decision", body=request("ReleaseDecision"), response=views.Release,
-                  errors=(e.ReleaseNotPending, e.ConcurrentUpdate), admin=True, decision="person")
+    @routes.route("POST", "/rpc/admin/releases/<releaseId>/decision", body=request("ReleaseDecision"),
+                  response=views.Release,
+                  errors=(e.ReleaseNotPending, e.CanaryRunning, e.PackageInvalid, e.ConcurrentUpdate), admin=True,
+                  decision="person")
     def decide_release(caller: Caller, releaseId: str, body: ReleaseDecision) -> views.Release:  # noqa: N803
-        """Operator: approve (and publish) or reject a checked release, with a reason."""
+        """Operator: approve or reject a checked release, with a reason. An approved version newer than the
+        skill's published one starts its canary (state approved) and is published when the canary passes."""
         return views.release(service.decide(deps.packages, caller.user_id, releaseId,
                                             approve=body.decision == "approve", reason=body.reason, now=deps.clock()))

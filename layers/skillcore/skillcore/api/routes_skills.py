@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
@@ -21,7 +21,7 @@ from skillcore.policy import audit_store, grant_store, permissions
 from skillcore.policy import skills as skill_service
 from skillcore.policy.grants import GrantScope
 from skillcore.skills.builtin import Skills
-from skillcore.skills.manifest import RiskLevel
+from skillcore.skills.manifest import RiskLevel, SkillManifest
 
 if TYPE_CHECKING:
     from skillcore.api.requests.skills import (
@@ -45,13 +45,27 @@ class SkillDeps(Struct, frozen=True):
     # (userId, endpointId) -> that user's endpoint's tools and input schemas, or None: for a grant narrowed to
     # hosted endpoints (policy/scope_checks.py). None: such a narrowing is refused as naming no endpoint.
     endpoint_tools: Callable[[str, str], Mapping[str, Mapping[str, Any]] | None] | None = None
+    # userId -> the user's installed catalog skills (packages/installs.py), shown and granted beside the
+    # built-in ones. None: no installs.
+    installed: Callable[[str], Sequence[skill_service.Installed]] | None = None
 
 
 def register(routes: Routes, deps: SkillDeps) -> None:
+    def installed_of(user_id: str) -> Sequence[skill_service.Installed]:
+        return deps.installed(user_id) if deps.installed is not None else ()
+
+    def installed_one(user_id: str, skill_id: str) -> SkillManifest | None:
+        if deps.skills.manifest(skill_id) is not None:
+            return None
+        found = skill_service.find(deps.skills, skill_id, installed_of(user_id))
+        return found[0] if found else None
+
     @routes.route("GET", "/rpc/skills", query=Paging, response=Page[views.CatalogItem])
     def list_skills(caller: Caller, query: Paging) -> Page[views.CatalogItem]:
-        """Every registered skill with the caller's switch and grants."""
-        entries = skill_service.catalog(deps.db, deps.skills, caller.user_id)
+        """Every registered skill, then the caller's installed catalog skills (their serving version and trust
+        level), with the caller's switch and grants."""
+        entries = skill_service.catalog(deps.db, deps.skills, caller.user_id,
+                                        installed=lambda: installed_of(caller.user_id))
         items, cursor = paging.page(entries, lambda entry: entry.manifest.skill_id, limit=query.limit,
                                     cursor=query.cursor)
         return Page(items=[views.catalog_item(entry) for entry in items], next_cursor=cursor)
@@ -75,7 +89,8 @@ def register(routes: Routes, deps: SkillDeps) -> None:
         """Grant or revoke a permission a skill declares, for the user or one agent, optionally narrowed to
         resources (agents, hosted endpoints and their tools) and argument constraints (`scope.resources`,
         `scope.arguments`). Another user's agent or endpoint is 404, as if it did not exist."""
-        manifest = deps.skills.manifest(body.skill_id)
+        installed = installed_one(caller.user_id, body.skill_id)
+        manifest = deps.skills.manifest(body.skill_id) or installed
         requirement = manifest.requirement(body.permission_code) if manifest is not None else None
         if body.granted and requirement is not None and requirement.risk_level in HIGH_RISK:
             require_person(caller, recent=True)  # granting L3 or above: a recent sign-in too
@@ -87,6 +102,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
             deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, code=body.permission_code, scope=scope,
             granted=body.granted, now=deps.clock(), caller_kind=caller.kind, narrowing=body.scope.narrowing(),
             endpoint_tools=(lambda endpoint_id: lookup(caller.user_id, endpoint_id)) if lookup else None,
+            installed=installed,
         )
         return views.grant(grant)
 
@@ -113,5 +129,6 @@ def register(routes: Routes, deps: SkillDeps) -> None:
                   errors=(e.SkillNotFound, e.ConcurrentUpdate), decision="person")
     def patch_skill(caller: Caller, skillId: str, body: PatchSkill) -> views.CatalogItem:  # noqa: N803
         """Enable or disable a skill for the caller."""
+        installed = () if deps.skills.manifest(skillId) is not None else installed_of(caller.user_id)
         return views.catalog_item(skill_service.set_enabled(deps.db, deps.skills, caller.user_id, skillId,
-                                                            body.enabled, deps.clock()))
+                                                            body.enabled, deps.clock(), installed=installed))

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 from msgspec import Struct
@@ -55,6 +55,23 @@ class Tool(Struct, frozen=True, kw_only=True):
                                     documented.StoreUnavailableError)))
 
 
+class DynamicTools(Protocol):
+    """Tools that exist per user (an installed skill's code tools: api/tools_code.py): listed for the caller and
+    called by name; `call` answers None for a name it does not have."""
+
+    def listed(self, caller: Caller) -> list[ListedTool]: ...
+
+    def call(self, caller: Caller, name: str, arguments: dict[str, Any]) -> Any | None: ...
+
+    def documented_errors(self) -> tuple[Documented, ...]: ...
+
+
+class ListedTool(Struct, frozen=True):
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
 class ToolAnswer(Struct, frozen=True):
     is_error: bool
     body: dict[str, Any]  # the tool's body, or {"error": {"code", "message", "details"}}
@@ -64,6 +81,7 @@ class Toolbox:
     def __init__(self) -> None:
         self._tools: dict[str, Tool] = {}
         self.limiter: Limiter | None = None  # as the router's (bootstrap.py sets it)
+        self.dynamic: DynamicTools | None = None  # per-user tools (api/tools_code.py sets it)
 
     def tool(
         self, name: str, *, arguments: type[BaseModel], errors: tuple[Documented, ...] = (),
@@ -92,7 +110,7 @@ class Toolbox:
     def call(self, caller: Caller, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
         tool = self._tools.get(name)
         if tool is None:
-            return ToolAnswer(True, error_body(UnknownTool(f"no tool named {name[:64]!r}", {})))
+            return self._call_dynamic(caller, name, arguments)
         try:
             parsed = http.parse(tool.arguments, arguments or {})
             if self.limiter is not None and (tool.rate is not None or tool.model):
@@ -116,3 +134,27 @@ class Toolbox:
             logger.exception("unhandled tool error", extra={"tool": name, "error_type": type(error).__name__})
             return ToolAnswer(True, error_body(Internal()))
 
+    def _call_dynamic(self, caller: Caller, name: str, arguments: dict[str, Any] | None) -> ToolAnswer:
+        """A per-user tool, with the same answers as a declared one's (its errors, `internal`, the store's)."""
+        unknown = ToolAnswer(True, error_body(UnknownTool(f"no tool named {name[:64]!r}", {})))
+        if self.dynamic is None or not TOOL_NAME.match(name):
+            return unknown
+        try:
+            result = self.dynamic.call(caller, name, arguments or {})
+            if result is None:
+                return unknown
+            body = msgspec.to_builtins(result)
+            if not isinstance(body, dict):
+                raise TypeError(f"tool {name} returned {type(result).__name__}, not a response body")
+            return ToolAnswer(False, body)
+        except DomainError as error:
+            if not documents(self.dynamic.documented_errors(), error):
+                logger.warning("undocumented error", extra={"tool": name, "code": error.code})
+            return ToolAnswer(True, error_body(error))
+        except StoreUnavailable as error:
+            logger.warning("store unavailable", extra={"tool": name, "store_code": error.code,
+                                                       "store_operation": error.operation})
+            return ToolAnswer(True, error_body(StoreUnavailableError()))
+        except Exception as error:  # noqa: BLE001 - as for a declared tool
+            logger.exception("unhandled tool error", extra={"tool": name, "error_type": type(error).__name__})
+            return ToolAnswer(True, error_body(Internal()))

@@ -6,7 +6,13 @@ grants and capability status, so a change shows in the next call. It lists one k
 sources: the enabled built-in skills that have a host protocol (skills/protocols.py) and the user's
 **active** `user:` capabilities.
 
-DynamoDB requests per call (no Scan anywhere):
+An installed catalog skill is a third kind of entry, `package` (its id is its skill id): its serving version
+(packages/installs.py), its protocol rendered by the same template as a `user:` capability's from the package's
+structure, after the same defences (packages/serve.py). Every entry names its trust level.
+
+DynamoDB requests per call (no Scan anywhere), for a user without installs (the switches item names the installed
+skills: with some, a listing adds a Query and a BatchGetItem per page of installs and one BatchGetItem of their
+grants; a package's protocol is 3 GetItems, and the package read once per instance):
 - `list_catalog`: 2 = one BatchGetItem (the switches item and the user-scope grants of the offered
   built-ins, by key) + one Query of the capabilities' sparse index (capability items only, no bindings).
 - `get_protocol` of a `user:` capability: 2 = GetItem of its name item + one Query of the capability with its
@@ -15,6 +21,7 @@ DynamoDB requests per call (no Scan anywhere):
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Final, Literal
 
 from msgspec import Struct
@@ -33,11 +40,29 @@ from skillcore.skills.builtin import Skills
 
 BUILTIN: Final = "builtin"
 USER: Final = "user"
+PACKAGE: Final = "package"  # an installed catalog skill (skillcore/packages/installs.py)
+USER_OWN: Final = "user_own"  # a user capability's trust level
+
+
+class InstalledOffer(Struct, frozen=True, kw_only=True):
+    """An installed catalog skill as the listing offers it (its serving version): the publisher's texts are
+    quoted data, never instructions."""
+
+    skill_id: str
+    version: str
+    display_name: str
+    when_to_use: tuple[str, ...]
+    trust_level: str
+    permission_codes: tuple[str, ...]
 
 
 class CatalogDeps(Struct, frozen=True):
     db: Db
     skills: Skills
+    # The user's installed catalog skills (packages/installs.py, wired by bootstrap: this folder does not import
+    # packages/), and one's protocol rendered for a host profile (None: not installed, or not servable).
+    installed: Callable[[str], Sequence[InstalledOffer]] | None = None
+    installed_protocol: Callable[[str, str, str | None], Protocol | None] | None = None
 
 
 class Permission(Struct, frozen=True):
@@ -47,11 +72,12 @@ class Permission(Struct, frozen=True):
 
 class CatalogEntry(Struct, frozen=True, kw_only=True):
     capability_id: str
-    kind: Literal["builtin", "user"]
+    kind: Literal["builtin", "user", "package"]
     display_name: str
     when_to_use: tuple[str, ...]
-    version: str | int  # a built-in's semver, a user capability's version number
-    permissions: tuple[Permission, ...] | None = None  # built-ins only
+    version: str | int  # a built-in's or a package's semver, a user capability's version number
+    permissions: tuple[Permission, ...] | None = None  # built-ins and packages
+    trust_level: str = BUILTIN  # builtin, verified_publisher, community, user_own
 
 
 class Protocol(Struct, frozen=True, kw_only=True):
@@ -67,7 +93,15 @@ def list_catalog(deps: CatalogDeps, user_id: str) -> list[CatalogEntry]:
     offered = deps.skills.protocols()
     keys = [grant_store.grant_key(user_id, p.manifest.skill_id, r.code, GrantScope.user())
             for p in offered for r in p.manifest.permissions]
-    disabled, grants = grant_store.read_policy_state(deps.db, user_id, keys)
+    bindings, grants = grant_store.read_bindings(deps.db, user_id, keys)
+    disabled = users.disabled_skills(bindings)
+    # The bindings item names the user's installed catalog skills: without any, no install is read.
+    installed = list(deps.installed(user_id)) if deps.installed is not None and users.installed_skills(bindings) \
+        else []
+    if installed:
+        more = [grant_store.grant_key(user_id, i.skill_id, code, GrantScope.user())
+                for i in installed for code in i.permission_codes]
+        grants = grants + (grant_store.read_policy_state(deps.db, user_id, more)[1] if more else ())
     entries: list[CatalogEntry] = []
     for p in offered:
         if p.manifest.skill_id in disabled:
@@ -81,7 +115,16 @@ def list_catalog(deps: CatalogDeps, user_id: str) -> list[CatalogEntry]:
         ))
     for c in store.list_active_heads(deps.db, user_id):
         entries.append(CatalogEntry(capability_id=c.capability_id, kind=USER, display_name=c.display_name,
-                                    when_to_use=c.when_to_use, version=c.version))
+                                    when_to_use=c.when_to_use, version=c.version, trust_level=USER_OWN))
+    for i in installed:
+        if i.skill_id in disabled:
+            continue
+        granted = {g.permission_code for g in grants if g.active and g.skill_id == i.skill_id
+                   and g.scope.type is GrantScope.user().type and same_major(g.skill_version, i.version)}
+        entries.append(CatalogEntry(
+            capability_id=i.skill_id, kind=PACKAGE, display_name=i.display_name, when_to_use=i.when_to_use,
+            version=i.version, permissions=tuple(Permission(code, code in granted) for code in i.permission_codes),
+            trust_level=i.trust_level))
     return entries
 
 
@@ -114,6 +157,13 @@ def get_protocol(
         )
     offered = deps.skills.protocol(capability_id)
     if offered is None:
+        # An installed catalog skill, by its skill id (never a built-in's: the catalog refuses those ids).
+        if deps.installed_protocol is not None:
+            if capability_id in users.get_disabled_skills(deps.db, user_id):
+                raise SkillDisabled()
+            served = deps.installed_protocol(user_id, capability_id, host_profile)
+            if served is not None:
+                return served
         raise capability_not_found()
     if capability_id in users.get_disabled_skills(deps.db, user_id):
         raise SkillDisabled()

@@ -97,9 +97,28 @@ def disabled_skills(item: dict[str, Any] | None) -> frozenset[str]:
     return frozenset((item or {}).get("disabled", []))
 
 
-def get_disabled_skills(db: Db, user_id: str) -> frozenset[str]:
+def installed_skills(item: dict[str, Any] | None) -> frozenset[str]:
+    """The ids of the user's installed catalog skills (skillcore/packages/install_store.py keeps the set)."""
+    return frozenset((item or {}).get("installed", []))
+
+
+def installed_op(db: Db, user_id: str, skill_id: str, *, installed: bool, now: datetime) -> dict[str, Any]:
+    """The Update (for a transaction) that adds a skill id to the user's installed set, or removes it."""
+    action = "ADD #i :s" if installed else "DELETE #i :s"
+    return {"Update": {"TableName": db.tables.users, "Key": bindings_key(user_id),
+                       "UpdateExpression": f"SET #u = :now {action}",
+                       "ExpressionAttributeNames": {"#i": "installed", "#u": "updatedAt"},
+                       "ExpressionAttributeValues": {":s": {"SS": [skill_id]}, ":now": to_value(to_api_time(now))}}}
+
+
+def get_bindings(db: Db, user_id: str) -> dict[str, Any] | None:
+    """The user's switches item: the disabled skills and the installed catalog skills' ids."""
     response = db.client.get_item(TableName=db.tables.users, Key=bindings_key(user_id), ConsistentRead=True)
-    return disabled_skills(from_item(response.get("Item")))
+    return from_item(response.get("Item"))
+
+
+def get_disabled_skills(db: Db, user_id: str) -> frozenset[str]:
+    return disabled_skills(get_bindings(db, user_id))
 
 
 def set_skill_enabled(db: Db, user_id: str, skill_id: str, enabled: bool, now: datetime) -> frozenset[str]:

@@ -6,8 +6,8 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from skillcore.db.dynamo import Db
-from skillcore.executor.context import TurnContext
-from skillcore.executor.executor import Executor, HostedBranch
+from skillcore.executor.context import TurnContext, TurnResult
+from skillcore.executor.executor import Branch, Executor, HostedBranch
 from skillcore.executor.tool_branch import ToolSkillBranch
 from skillcore.ids import new_id
 from skillcore.memory.ports import MemoryReader, read_only_ports, turn_memory_reader
@@ -47,11 +47,27 @@ class ContextBlocks:
         return tuple(blocks), used
 
 
+class ToolBranches:
+    """The tool-skill branches in turn: the built-in tool skills first, then the user's installed code tools."""
+
+    def __init__(self, *branches: Branch):
+        self._branches = branches
+
+    def __call__(self, ctx: TurnContext,
+                 reply_with: Callable[[TurnContext, Sequence[SystemBlock]], TurnResult]) -> TurnResult | None:
+        for branch in self._branches:
+            result = branch(ctx, reply_with)
+            if result is not None:
+                return result
+        return None
+
+
 def build_executor(
     skills: Skills, model: ChatModel, db: Db, *, now: datetime, clock: Callable[[], datetime], max_tokens: int | None,
-    hosted_branch: HostedBranch | None = None,
+    hosted_branch: HostedBranch | None = None, code_branch: Branch | None = None,
 ) -> Executor:
-    """`hosted_branch`: the hosted workflow tools of the chat (hosted/chat.py), where the function can call out."""
+    """`hosted_branch`: the hosted workflow tools of the chat (hosted/chat.py), where the function can call out;
+    `code_branch`: the installed code tools (code_tools/chat.py), after the built-in tool skills."""
     def mint() -> str:
         return new_id(now)
 
@@ -59,6 +75,7 @@ def build_executor(
     read = turn_memory_reader(db)  # the executor is built per turn, so is this cache
     return Executor(
         skills, model, new_id=mint, max_tokens=max_tokens,
-        tool_branch=ToolSkillBranch(skills, runner, read_only_ports(read)),
+        tool_branch=ToolBranches(ToolSkillBranch(skills, runner, read_only_ports(read)),
+                                 *((code_branch,) if code_branch is not None else ())),
         context_blocks=ContextBlocks(skills.contexts.current(), read), hosted_branch=hosted_branch,
     )

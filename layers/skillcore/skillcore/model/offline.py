@@ -60,7 +60,8 @@ class OfflineModel:
             if chinese:
                 return f"记忆整理完成：保存 {saved} 条，忘记 {forgotten} 条。"
             return f"Memory review done: {saved} saved, {forgotten} forgotten."
-        hosted = [fact for block in blocks if block.kind is BlockKind.HOSTED for fact in block.facts]
+        hosted = [fact for block in blocks if block.kind in (BlockKind.HOSTED, BlockKind.CODE_TOOL)
+                  for fact in block.facts]
         if hosted:
             return "\n".join(hosted)
         for block in blocks:

@@ -25,6 +25,7 @@ class BlockKind(StrEnum):
     AUTOMATION = "automation"    # a hidden automation task's framing
     TRANSCRIPT = "transcript"    # earlier conversation lines given as data (facts: "user: ..." / "assistant: ...")
     HOSTED = "hosted"            # a hosted workflow call's outcome: facts are the user-facing message (result quoted)
+    CODE_TOOL = "code_tool"      # an installed code tool's outcome: facts are the user-facing message (output quoted)
     TOOL_DATA = "tool_data"      # what remote servers say about the offered tools (facts: one JSON line a tool)
     DRAFTER = "drafter"          # the capability draft generator's fixed instructions (capabilities/drafter.py)
 

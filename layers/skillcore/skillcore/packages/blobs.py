@@ -13,7 +13,7 @@ from typing import Protocol
 
 from skillcore.errors import PackageInvalid
 
-BLOB_KEY = re.compile(r"^packages/[a-z0-9-]{1,64}/[0-9A-Za-z.+-]{1,64}/[0-9a-f]{64}\.zip$")
+BLOB_KEY = re.compile(r"^packages/[a-z0-9-]{1,64}/[0-9A-Za-z.+-]{1,64}/[0-9a-f]{64}(\.zip|\.[a-z0-9-]{3,40}\.cwasm)$")
 
 
 class PackageBlobs(Protocol):
@@ -25,6 +25,14 @@ class PackageBlobs(Protocol):
 def blob_key(skill_id: str, version: str, checksum: str) -> str:
     found = f"packages/{skill_id}/{version}/{checksum}.zip"
     if not BLOB_KEY.match(found):
+        raise ValueError("not a package blob key")
+    return found
+
+
+def artifact_key(package_key: str, tool: str) -> str:
+    """Where a code tool's precompiled module lives: beside its package's bytes (written by the service only)."""
+    found = package_key.removesuffix(".zip") + f".{tool}.cwasm"
+    if not BLOB_KEY.match(found) or not package_key.endswith(".zip"):
         raise ValueError("not a package blob key")
     return found
 

@@ -8,9 +8,12 @@
    body; the fourth, narrowing, is the renderer's: the evals read the protocol as it renders, narrowed;
 4. `permissions`: no wider than declared: every permission the platform capabilities its steps use require,
    and `hosted_workflow:invoke` for remotes, is declared, at no lower risk level and the same approval mode;
-   no declared permission is unknown to this server or at L4;
+   no declared permission is unknown to this server or at L4; one at L3 or above only from a trust level that
+   SKILLS_HIGH_RISK_TRUST_LEVELS lets ask for it (`trust_level_forbidden`, packages/trust.py);
 5. `evals`: every case of `evals/` on the offline model, the package's protocol (rendered by the server's
-   template, every text quoted) among the system blocks; at least one case.
+   template, every text quoted) among the system blocks; at least one case;
+6. `code_tools`, for a package with code tools: each module against its manifest, and the tool's own eval
+   cases run in the sandbox (packages/code_check.py).
 
 Findings name paths and rules only: a package's text never reaches the report, the audit or the logs.
 """
@@ -26,7 +29,7 @@ from skillcore.capabilities.models import CapabilityStatus, UserCapability
 from skillcore.capabilities.service import binding_of, findings, workflow_of
 from skillcore.model.offline import OfflineModel
 from skillcore.model.port import BlockKind, ChatMessage, ModelRequest, SystemBlock
-from skillcore.packages import semver
+from skillcore.packages import semver, trust
 from skillcore.packages.models import CheckReport, CheckResult, Finding
 from skillcore.packages.package import Package
 from skillcore.skills.manifest import RiskLevel, SkillManifest
@@ -67,7 +70,8 @@ def _defences(package: Package, capability: UserCapability, registered: frozense
     return CheckResult(check="defences", passed=not found, findings=tuple(found))
 
 
-def _permissions(package: Package, manifests: dict[str, SkillManifest]) -> CheckResult:
+def _permissions(package: Package, manifests: dict[str, SkillManifest], trust_level: str | None,
+                 high_risk_trust_levels: tuple[str, ...]) -> CheckResult:
     declared = {p.code: p for p in package.manifest.permissions}
     known = {p.code: p for m in manifests.values() for p in m.permissions}
     found: list[Finding] = []
@@ -81,6 +85,9 @@ def _permissions(package: Package, manifests: dict[str, SkillManifest]) -> Check
             found.append(Finding(path=f"{at}/riskLevel", rule="risk_understated"))
         elif p.approval_mode is not known[p.code].approval_mode:
             found.append(Finding(path=f"{at}/approvalMode", rule="approval_mode_differs"))
+        elif trust_level is not None and p.risk_level.value in trust.HIGH_RISK \
+                and trust_level not in high_risk_trust_levels:
+            found.append(Finding(path=f"{at}/riskLevel", rule="trust_level_forbidden"))
     body = package.manifest.protocol
     for i, step in enumerate(body.workflow.steps):
         manifest = manifests.get(getattr(step, "capability_id", "")) if step.kind == "platformCapability" else None
@@ -94,23 +101,25 @@ def _permissions(package: Package, manifests: dict[str, SkillManifest]) -> Check
 
 
 def _evals(package: Package, capability: UserCapability) -> CheckResult:
-    if not package.evals:
+    replies = tuple(c for c in package.evals if c.tool is None)
+    if not replies:
         return CheckResult(check="evals", passed=False, findings=(Finding(path="evals/", rule="no_evals"),))
     text = renderer.render_user(capability, narrowing.narrow(capability, None), None)
     model = OfflineModel()
     failed: list[str] = []
-    for case in package.evals:
+    for case in replies:
         request = ModelRequest(system=(SystemBlock(kind=BlockKind.SKILL, text=text, source=package.manifest.skill_id),),
                                messages=(ChatMessage(role="user", text=case.input),))
         reply = model.converse(request).text
         if any(t not in reply for t in case.reply_contains) or any(t in reply for t in case.reply_not_contains):
             failed.append(f"{case.source}#{case.case_id}")
     found = tuple(Finding(path=f, rule="eval_failed") for f in failed)
-    return CheckResult(check="evals", passed=not failed, findings=found, cases=len(package.evals),
+    return CheckResult(check="evals", passed=not failed, findings=found, cases=len(replies),
                        failed_cases=tuple(failed))
 
 
-def run(package: Package, *, manifests: dict[str, SkillManifest], now: datetime) -> CheckReport:
+def run(package: Package, *, manifests: dict[str, SkillManifest], now: datetime, trust_level: str | None = None,
+        high_risk_trust_levels: tuple[str, ...] = trust.DEFAULT_HIGH_RISK) -> CheckReport:
     """The report of every check over an opened package (structure passed: it opened)."""
     capability = capability_of(package, user_id="release-check", now=now)
     registered = frozenset(manifests)
@@ -118,7 +127,12 @@ def run(package: Package, *, manifests: dict[str, SkillManifest], now: datetime)
         CheckResult(check="structure", passed=True),
         _compatibility(package),
         _defences(package, capability, registered),
-        _permissions(package, manifests),
+        _permissions(package, manifests, trust_level, high_risk_trust_levels),
         _evals(package, capability),
     )
+    if package.manifest.tools:
+        from skillcore.packages import code_check
+
+        tools = code_check.check(package)
+        results = (*results, *((tools,) if tools else ()))
     return CheckReport(passed=all(r.passed for r in results), results=results, ran_at=now)

@@ -8,13 +8,14 @@
   renders the protocol from it, quoting every text (capabilities/protocol.py);
 - `remotes`: the hosted endpoints it needs, as the MCP registry's server.json `remotes` (`type`
   `streamable-http` or `sse`, an `https` `url`);
-- `tools`: code tools (`tools/<name>.wasm`, the WebAssembly runtime's), checked as structure; none is
-  accepted until that runtime exists (rule `code_tools_unsupported`).
+- `tools`: code tools (`tools/<name>.wasm`, the WebAssembly runtime's): the module's path and SHA-256, and the
+  sandbox's manifest of the tool (schemas, host functions, limits: sandbox/manifest.py), checked as structure
+  here and against the module by the release check (packages/code_check.py).
 
 A pydantic model: a package is input from outside (no `from __future__ import annotations`, see shapes.py).
 """
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints, field_validator
 
@@ -58,11 +59,24 @@ class Remote(Strict):
 
 
 class CodeTool(Strict):
-    """A code tool for the WebAssembly runtime (its module in the package's `tools/`)."""
+    """A code tool for the WebAssembly runtime: its module in the package's `tools/` (`tools/<name>.wasm`, with its
+    SHA-256) and the sandbox's manifest fields (docs/code-skills.md "The manifest"), which `decode_manifest`
+    checks when the package opens (packages/package.py)."""
 
-    name: str = Field(pattern=r"^[a-z][a-z0-9_]{1,39}$")
-    module: str = Field(pattern=r"^tools/[a-z][a-z0-9_]{1,39}\.wasm$")
+    name: str = Field(pattern=r"^[a-z][a-z0-9-]{1,38}[a-z0-9]$")
+    module: str = Field(pattern=r"^tools/[a-z][a-z0-9-]{1,38}[a-z0-9]\.wasm$")
     sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    host_functions: list[str] = Field(default_factory=list, max_length=3)
+    hosted_tools: list[str] = Field(default_factory=list, max_length=16)
+    limits: dict[str, int] = Field(default_factory=dict, max_length=5)
+
+    def sandbox_manifest(self) -> dict[str, Any]:
+        """The tool as the sandbox's manifest reads it (sandbox/manifest.py `decode_manifest`)."""
+        return {"name": self.name, "module": self.module, "inputSchema": self.input_schema,
+                "outputSchema": self.output_schema, "hostFunctions": self.host_functions,
+                "hostedTools": self.hosted_tools, "limits": self.limits}
 
 
 class PackageManifest(Strict):
@@ -88,4 +102,14 @@ class PackageManifest(Strict):
         codes = [p.code for p in value]
         if len(set(codes)) != len(codes):
             raise ValueError("each permission code once")
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _tools(cls, value: list[CodeTool]) -> list[CodeTool]:
+        names = [t.name for t in value]
+        if len(set(names)) != len(names):
+            raise ValueError("each code tool name once")
+        if any(t.module != f"tools/{t.name}.wasm" for t in value):
+            raise ValueError("a code tool's module is tools/<name>.wasm")
         return value

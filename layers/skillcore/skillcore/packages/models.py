@@ -34,6 +34,7 @@ class ReleaseState(StrEnum):
     APPROVED = "approved"
     REJECTED = "rejected"
     PUBLISHED = "published"
+    ROLLED_BACK = "rolled_back"  # a canary whose outcomes were worse than its previous version's: never served
 
 
 class PublisherKey(Frozen, frozen=True, kw_only=True):
@@ -84,6 +85,18 @@ class Permission(Frozen, frozen=True, kw_only=True):
     approval_mode: str
 
 
+class ReleaseTool(Frozen, frozen=True, kw_only=True):
+    """A code tool of a release: what the page shows (its limits, its host functions) and, once published, where
+    the service stored its precompiled module (beside the package's bytes, with its checksum)."""
+
+    name: str
+    module_sha256: str
+    host_functions: tuple[str, ...]
+    limits: dict[str, int]  # fuel, memoryBytes, timeoutMs, outputBytes, hostCalls (defaults filled in)
+    artifact_key: str | None = None
+    artifact_checksum: str | None = None
+
+
 class Release(Frozen, frozen=True, kw_only=True):
     release_id: str
     skill_id: str
@@ -108,6 +121,23 @@ class Release(Frozen, frozen=True, kw_only=True):
     decided_at: datetime | None = None
     reason: str | None = None
     published_at: datetime | None = None
+    tools: tuple[ReleaseTool, ...] = ()
+    # Set when the release was rolled back (packages/rollout.py): the publisher's notice, codes and counts only.
+    rollback: RollbackNotice | None = None
+    # The protocol's whenToUse (the publisher's texts: shown quoted, never instructions), for agent hosts' listing.
+    when_to_use: tuple[str, ...] = ()
+
+
+class RollbackNotice(Frozen, frozen=True, kw_only=True):
+    """Why a canary was rolled back: its outcome counts and its previous version's over the same window."""
+
+    at: datetime
+    previous_version: str
+    reason: str  # failure_rate | eval_score
+    calls: int
+    failures: int
+    previous_calls: int
+    previous_failures: int
 
 
 class CatalogSkill(Frozen, frozen=True, kw_only=True):
@@ -122,3 +152,47 @@ class CatalogSkill(Frozen, frozen=True, kw_only=True):
     description: str | None = None
     permissions: tuple[Permission, ...] = ()
     published_at: datetime | None = None
+
+
+# -- installs and rollouts (packages/installs.py, packages/rollout.py) --------------------------------
+
+class VersionRef(Frozen, frozen=True, kw_only=True):
+    """One published version as installs and rollouts name it: enough to decide an upgrade without its package."""
+
+    version: str
+    release_id: str
+    permissions: tuple[Permission, ...] = ()
+    # Whether its tool bindings' input schemas are narrower than the version it followed in the rollout's
+    # history (decided once, when it was approved: packages/upgrades.py).
+    input_narrowed: bool = False
+    # The publisher's texts (shown quoted, never instructions): its protocol's displayName and whenToUse.
+    display_name: str = ""
+    when_to_use: tuple[str, ...] = ()
+
+
+class Install(Frozen, frozen=True, kw_only=True):
+    """A user's install of a catalog skill. `current` is the version the person installed or consented to last;
+    `previous` the one before a consented upgrade (served again if `current` is rolled back). Which version
+    serves is computed on read (packages/installs.py `serving`), never stored: a rollback changes one item."""
+
+    user_id: str
+    skill_id: str
+    publisher_id: str
+    trust_level: TrustLevel
+    current: VersionRef
+    previous: VersionRef | None = None
+    revision: int = 1
+    installed_at: datetime
+    updated_at: datetime
+
+
+class Rollout(Frozen, frozen=True, kw_only=True):
+    """A skill's versions as installs see them: the stable one (published), the canary being tried on a share of
+    installs (approved, not yet published) and since when, and the versions rolled back (never served)."""
+
+    skill_id: str
+    stable: VersionRef | None = None
+    canary: VersionRef | None = None
+    canary_since: datetime | None = None
+    rolled_back: tuple[str, ...] = ()
+    revision: int = 1

@@ -18,7 +18,7 @@ class S3Blobs:
         self.client = client or aws.client("s3", region_name=region)
 
     def put(self, blob_key: str, data: bytes, checksum: str) -> None:
-        self.client.put_object(Bucket=self.bucket, Key=blob_key, Body=data, ContentType="application/zip",
+        self.client.put_object(Bucket=self.bucket, Key=blob_key, Body=data, ContentType="application/zip" if blob_key.endswith(".zip") else "application/octet-stream",
                                ChecksumSHA256=base64.b64encode(bytes.fromhex(checksum)).decode("ascii"))
 
     def get(self, blob_key: str) -> bytes | None:

@@ -27,6 +27,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
 from skillcore.errors import (
     AlreadyExists,
+    CanaryRunning,
     FieldError,
     KeyRevoked,
     NotFound,
@@ -39,7 +40,7 @@ from skillcore.errors import (
 )
 from skillcore.ids import new_id
 from skillcore.packages import blobs as blob_port
-from skillcore.packages import semver, signature, store
+from skillcore.packages import install_store, rollout, semver, signature, store, upgrades
 from skillcore.packages.digest import checksum
 from skillcore.packages.models import (
     CatalogSkill,
@@ -49,8 +50,10 @@ from skillcore.packages.models import (
     PublisherKey,
     Release,
     ReleaseState,
+    ReleaseTool,
     TrustLevel,
 )
+from skillcore.packages.rollout import RolloutSettings
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.skills.manifest import SkillManifest
@@ -68,6 +71,10 @@ class PackageDeps(Struct, frozen=True):
     blobs: Callable[[], blob_port.PackageBlobs]
     # The built-in skills' manifests by id: the permissions their capabilities need, and the ids no package takes.
     manifests: dict[str, SkillManifest]
+    # The trust levels whose skills may ask for L3 and above (packages/trust.py, SKILLS_HIGH_RISK_TRUST_LEVELS).
+    high_risk_trust_levels: tuple[str, ...] = ("builtin", "verified_publisher")
+    # The canary's numbers (packages/rollout.py); None: the defaults.
+    rollout: RolloutSettings | None = None
 
 
 def decode_base64(text: str) -> bytes:
@@ -192,6 +199,38 @@ def _permissions(package: Package) -> tuple[Permission, ...]:
                  for p in package.manifest.permissions)
 
 
+def _tools(package: Package) -> tuple[ReleaseTool, ...]:
+    from skillcore.sandbox.manifest import decode_manifest
+
+    found = []
+    for listed in package.manifest.tools:
+        limits = decode_manifest(listed.sandbox_manifest()).limits
+        found.append(ReleaseTool(
+            name=listed.name, module_sha256=listed.sha256, host_functions=tuple(listed.host_functions),
+            limits={"fuel": limits.fuel, "memoryBytes": limits.memory_bytes, "timeoutMs": limits.timeout_ms,
+                    "outputBytes": limits.output_bytes, "hostCalls": limits.host_calls}))
+    return tuple(found)
+
+
+def _publish_tools(deps: PackageDeps, release: Release) -> tuple[ReleaseTool, ...]:
+    """Each code tool's module precompiled by this service from the reviewed package, stored beside its bytes."""
+    if not release.tools:
+        return ()
+    from skillcore.packages import code_check
+    from skillcore.packages.package import open_package
+
+    blobs = deps.blobs()
+    package = open_package(blob_port.read_checked(blobs, release.blob_key, release.checksum))
+    artifacts = code_check.precompiled(package)
+    published = []
+    for tool in release.tools:
+        data = artifacts[tool.name]
+        key, sha = blob_port.artifact_key(release.blob_key, tool.name), checksum(data)
+        blobs.put(key, data, sha)
+        published.append(replace(tool, artifact_key=key, artifact_checksum=sha))
+    return tuple(published)
+
+
 def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: str | None, *, now: datetime) -> Release:
     # The package format and the release check (the offline model, the renderer) load with the first submission.
     from skillcore.packages import checks
@@ -203,7 +242,8 @@ def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: st
     manifest = package.manifest
     if manifest.skill_id in deps.manifests:
         raise SkillIdTaken("this skill id is a built-in skill's")
-    report = checks.run(package, manifests=deps.manifests, now=now)
+    report = checks.run(package, manifests=deps.manifests, now=now, trust_level=publisher.trust_level.value,
+                        high_risk_trust_levels=deps.high_risk_trust_levels)
     sha = checksum(data)
     key = blob_port.blob_key(manifest.skill_id, manifest.version, sha)
     deps.blobs().put(key, data, sha)
@@ -214,9 +254,10 @@ def submit(deps: PackageDeps, user_id: str, package_b64: str, signature_text: st
         blob_key=key, signature=signature_text or "", state=ReleaseState.CHECKED if passed else ReleaseState.REJECTED,
         trust_level=publisher.trust_level, display_name=manifest.protocol.display_name,
         description=package.skill.description, permissions=_permissions(package), remotes=len(manifest.remotes),
+        when_to_use=tuple(manifest.protocol.when_to_use),
         report=report, submitted_by=user_id, submitted_at=now,
         decided_by=None if passed else RELEASE_CHECK, decided_at=None if passed else now,
-        reason=None if passed else CHECKS_FAILED,
+        reason=None if passed else CHECKS_FAILED, tools=_tools(package),
     )
     failed_rules = tuple(dict.fromkeys(f.rule for r in report.results for f in r.findings))
     store.submit(deps.db, release, extra=[_audit(
@@ -269,8 +310,23 @@ def decide(deps: PackageDeps, operator: str, release_id: str, *, approve: bool, 
         store.decide(deps.db, release, after, skill=None, latest_sort=None,
                      extra=[_review_audit(deps.db, operator, after, now)])
         return after
+    plan = install_store.get_rollout(deps.db, release.skill_id)
+    settings = deps.rollout or RolloutSettings()
+    if plan is not None and plan.canary is not None:
+        raise CanaryRunning()
+    canary = rollout.starts_canary(plan, release, settings)
+    narrowed = plan is not None and plan.stable is not None and _input_narrowed(deps, plan.stable.release_id, release)
+    ops = rollout.approval_ops(deps.db, plan, release, canary=canary, input_narrowed=narrowed, now=now)
+    if canary:
+        # Approved, not yet published: the canary share of installs tries it first (packages/rollout.py).
+        # Its code tools are precompiled now: a canary serves them as a published version does.
+        after = replace(release, state=ReleaseState.APPROVED, decided_by=operator, decided_at=now, reason=reason,
+                        tools=_publish_tools(deps, release))
+        store.decide(deps.db, release, after, skill=None, latest_sort=None,
+                     extra=[*ops, _review_audit(deps.db, operator, after, now)])
+        return after
     after = replace(release, state=ReleaseState.PUBLISHED, decided_by=operator, decided_at=now, reason=reason,
-                    published_at=now)
+                    published_at=now, tools=_publish_tools(deps, release))
     current, latest_sort = store.get_skill(deps.db, release.skill_id)
     newest = current is None or current.latest_version is None or \
         semver.compare(release.version, current.latest_version) > 0
@@ -280,8 +336,23 @@ def decide(deps: PackageDeps, operator: str, release_id: str, *, approve: bool, 
         description=release.description, permissions=release.permissions, published_at=now,
     ) if newest else None
     store.decide(deps.db, release, after, skill=skill, latest_sort=latest_sort,
-                 extra=[_review_audit(deps.db, operator, after, now)])
+                 extra=[*ops, _review_audit(deps.db, operator, after, now)])
     return after
+
+
+def _bindings(deps: PackageDeps, release: Release) -> dict[str, object]:
+    from skillcore.packages.package import open_package
+
+    package = open_package(blob_port.read_checked(deps.blobs(), release.blob_key, release.checksum))
+    return {b.name: b.input_schema for b in package.manifest.protocol.tool_bindings}
+
+
+def _input_narrowed(deps: PackageDeps, stable_release_id: str, release: Release) -> bool:
+    """Whether `release` narrows a tool binding's input schema of the stable version (packages/upgrades.py)."""
+    stable = store.get_release(deps.db, stable_release_id)
+    if stable is None:
+        return False
+    return upgrades.input_narrowed(_bindings(deps, stable), _bindings(deps, release))
 
 
 # -- the catalog (published versions only) ----------------------------------------------------------

@@ -70,6 +70,14 @@ class AuditAction(StrEnum):
     PACKAGE_PUBLISHER_REGISTER = "package.publisher.register"
     PACKAGE_PUBLISHER_KEY_ADD = "package.publisher.key_add"
     PACKAGE_PUBLISHER_KEY_REVOKE = "package.publisher.key_revoke"
+    # Installs (packages/installs.py), in the installing user's audit: skill_id the catalog skill, skill_version
+    # the version installed, consented to or removed, status its trust level. A canary's end (packages/rollout.py),
+    # in the publisher account's audit: promoted, or rolled back (decision failed, reason the rule, the counts).
+    PACKAGE_INSTALL = "package.install"
+    PACKAGE_UNINSTALL = "package.uninstall"
+    PACKAGE_UPGRADE_ACCEPT = "package.upgrade_accept"
+    PACKAGE_PROMOTE = "package.promote"
+    PACKAGE_ROLLBACK = "package.rollback"
 
 
 class Decision(StrEnum):

@@ -62,9 +62,16 @@ def all_grants(db: Db, user_id: str) -> list[PermissionGrant]:
 def read_policy_state(db: Db, user_id: str, keys: list[dict[str, Any]]) -> tuple[frozenset[str], tuple[PermissionGrant, ...]]:
     """The user's disabled skills and the grants under `keys`, in one BatchGetItem: what PolicyGate and the
     enable switch need before a background job is created or executed."""
+    bindings, grants = read_bindings(db, user_id, keys)
+    return disabled_skills(bindings), grants
+
+
+def read_bindings(db: Db, user_id: str, keys: list[dict[str, Any]]) -> tuple[dict[str, Any] | None, tuple[PermissionGrant, ...]]:
+    """The user's bindings item (the disabled skills, the installed catalog skills' ids) and the grants under
+    `keys`, in one BatchGetItem."""
     found = batch_get(db, {db.tables.users: [bindings_key(user_id)], db.tables.grants: keys})
     bindings = found[db.tables.users]
-    return disabled_skills(bindings[0] if bindings else None), tuple(grant_from_item(i) for i in found[db.tables.grants])
+    return (bindings[0] if bindings else None), tuple(grant_from_item(i) for i in found[db.tables.grants])
 
 
 def set_grant(

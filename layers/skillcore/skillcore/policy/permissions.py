@@ -15,6 +15,7 @@ from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decis
 from skillcore.policy.grants import GrantScope, PermissionGrant
 from skillcore.policy.scopes import Narrowing
 from skillcore.skills.builtin import Skills
+from skillcore.skills.manifest import SkillManifest
 
 
 def tool_input_schema(skills: Skills, skill_id: str) -> dict[str, Any] | None:
@@ -38,11 +39,12 @@ def check_narrowing(
 def set_permission(
     db: Db, skills: Skills, user_id: str, *, skill_id: str, code: str, scope: GrantScope, granted: bool, now: datetime,
     caller_kind: str | None = None, narrowing: Narrowing | None = None,
-    endpoint_tools: scope_checks.EndpointTools | None = None,
+    endpoint_tools: scope_checks.EndpointTools | None = None, installed: SkillManifest | None = None,
 ) -> PermissionGrant:
     """Grants or revokes; a grant with a narrowing holds only within it (`endpoint_tools` reads the owner's
-    hosted endpoints for a narrowing that names one)."""
-    manifest = skills.manifest(skill_id)
+    hosted endpoints for a narrowing that names one). `installed`: the caller's installed catalog skill of this
+    id (its serving version), granted as a built-in skill is."""
+    manifest = skills.manifest(skill_id) or (installed if installed and installed.skill_id == skill_id else None)
     if manifest is None:
         raise SkillNotFound()
     if manifest.requirement(code) is None:

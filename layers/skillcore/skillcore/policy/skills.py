@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from msgspec import Struct
@@ -19,6 +20,15 @@ class CatalogEntry(Struct, frozen=True):
     manifest: SkillManifest
     enabled: bool
     granted: frozenset[str]  # permission codes with an active grant (filled once grants exist)
+    trust_level: str = "builtin"  # an installed catalog skill's: verified_publisher or community
+
+
+class Installed(Struct, frozen=True):
+    """An installed catalog skill's serving version as the permissions see it (the caller reads the installs:
+    policy/ does not import packages/)."""
+
+    manifest: SkillManifest
+    trust_level: str
 
 
 def _granted_codes(grants: list[PermissionGrant], manifest: SkillManifest) -> frozenset[str]:
@@ -30,18 +40,34 @@ def _granted_codes(grants: list[PermissionGrant], manifest: SkillManifest) -> fr
     )
 
 
-def catalog(db: Db, skills: Skills, user_id: str) -> list[CatalogEntry]:
-    disabled = users.get_disabled_skills(db, user_id)
+def catalog(db: Db, skills: Skills, user_id: str, *,
+            installed: Callable[[], Sequence[Installed]] | None = None) -> list[CatalogEntry]:
+    """The built-in skills, then the user's installed catalog skills (read only when the switches item names
+    some), each with its switch and grants."""
+    bindings = users.get_bindings(db, user_id)
+    disabled = users.disabled_skills(bindings)
     grants = grant_store.all_grants(db, user_id)
+    found = installed() if installed is not None and users.installed_skills(bindings) else ()
     return [
         CatalogEntry(m, m.skill_id not in disabled, _granted_codes(grants, m)) for m in skills.manifests()
-    ]
+    ] + [CatalogEntry(i.manifest, i.manifest.skill_id not in disabled, _granted_codes(grants, i.manifest),
+                      i.trust_level) for i in found]
 
 
-def set_enabled(db: Db, skills: Skills, user_id: str, skill_id: str, enabled: bool, now: datetime) -> CatalogEntry:
+def find(skills: Skills, skill_id: str, installed: Sequence[Installed] = ()) -> tuple[SkillManifest, str] | None:
+    """A built-in skill's manifest, or an installed one's, with its trust level."""
     manifest = skills.manifest(skill_id)
-    if manifest is None:
+    if manifest is not None:
+        return manifest, "builtin"
+    return next(((i.manifest, i.trust_level) for i in installed if i.manifest.skill_id == skill_id), None)
+
+
+def set_enabled(db: Db, skills: Skills, user_id: str, skill_id: str, enabled: bool, now: datetime, *,
+                installed: Sequence[Installed] = ()) -> CatalogEntry:
+    found = find(skills, skill_id, installed)
+    if found is None:
         raise SkillNotFound()
+    manifest, trust_level = found
     disabled = users.set_skill_enabled(db, user_id, skill_id, enabled, now)
     granted = _granted_codes(grant_store.all_grants(db, user_id), manifest) if manifest.permissions else frozenset()
-    return CatalogEntry(manifest, skill_id not in disabled, granted)
+    return CatalogEntry(manifest, skill_id not in disabled, granted, trust_level)

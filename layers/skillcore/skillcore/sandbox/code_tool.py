@@ -68,6 +68,10 @@ class CodeTool:
         self._output = schema_model(manifest.output_schema, "output")
 
     @property
+    def precompiled(self) -> bytes | None:
+        return self._precompiled
+
+    @property
     def tool_id(self) -> str:
         return self.manifest.name
 

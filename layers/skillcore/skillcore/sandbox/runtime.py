@@ -73,7 +73,8 @@ def check_imports(module: Module, tool: CodeToolManifest) -> None:
                                  _details(tool, "undeclared_import"))
 
 
-def _check_exports(module: Module, tool: CodeToolManifest) -> None:
+def check_exports(module: Module, tool: CodeToolManifest) -> None:
+    """The ABI's exports: `memory`, `alloc` (i32) -> i32 and `run` (i32, i32) -> i64."""
     from wasmtime import FuncType, MemoryType
 
     exports = {e.name: e.type for e in module.exports}
@@ -90,7 +91,7 @@ def _check_exports(module: Module, tool: CodeToolManifest) -> None:
 def invoke(module: Module, tool: CodeToolManifest, arguments: dict[str, Any], bridge: HostBridge) -> dict[str, Any]:
     """Runs the tool once on `arguments`; its output object, or raises a SandboxFailure."""
     check_imports(module, tool)
-    _check_exports(module, tool)
+    check_exports(module, tool)
     data = json.dumps(arguments, ensure_ascii=False, separators=(",", ":")).encode()
     if len(data) > MAX_INPUT_BYTES:
         raise SandboxTrap("the input is too large", _details(tool, "input_too_large", MAX_INPUT_BYTES))

@@ -76,11 +76,16 @@ class SkillManifest(Struct, frozen=True, kw_only=True):
     description: str
     permissions: tuple[PermissionRequirement, ...] = ()
     scope: ConversationScope = ConversationScope.ANY
+    # "builtin" (in the repository) or "package" (an installed catalog skill's serving version: its tool outcomes
+    # are counted per version for its canary, skillcore/outcomes/).
+    source: str = "builtin"
     # The name in Chinese, for what the server itself says in a Chinese conversation (a grant notice); the page
     # keeps its own copy of it (web/lib/names.js, checked equal by tests/unit/test_skill_names.py).
     name_zh: str = ""
 
     def __post_init__(self) -> None:
+        if self.source not in ("builtin", "package"):
+            raise ValueError("source must be builtin or package")
         if not checks.matches(self.skill_id, _SKILL_ID):
             raise ValueError(f"skill_id {self.skill_id!r} must be 3-64 of a-z, 0-9 and -, starting with a letter")
         if not checks.matches(self.version, _SEMVER):

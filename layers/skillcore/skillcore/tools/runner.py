@@ -29,6 +29,7 @@ from skillcore.db.dynamo import Db
 from skillcore.db.transact import Op
 from skillcore.errors import SandboxFailure
 from skillcore.observability import logger, tool_call
+from skillcore.outcomes import store as outcome_counters
 from skillcore.policy import audit_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyDecision, PolicyInput, decide, mismatch_metadata
@@ -107,6 +108,17 @@ def _executor() -> ThreadPoolExecutor:
     return _pool
 
 
+TIMEOUTS = frozenset({"timeout", "sandbox_timeout"})
+
+
+def _outcome(status: ToolStatus, error: str | None) -> str:
+    if status is ToolStatus.SUCCEEDED:
+        return outcome_counters.SUCCEEDED
+    if status is ToolStatus.DENIED:
+        return outcome_counters.DENIED
+    return outcome_counters.TIMEOUT if error in TIMEOUTS else outcome_counters.FAILED
+
+
 class ToolRunner:
     def __init__(self, db: Db, *, clock: Callable[[], datetime], new_id: Callable[[], str]):
         self._db = db
@@ -140,6 +152,8 @@ class ToolRunner:
             duration = int((time.perf_counter() - started) * 1000)
             tool_call(status.value, error or (decision.reason.value if decision else None))
             writes = [Op("audit", audit_store.put_audit_op(self._db, e)) for e in events]
+            if manifest.source == "package":
+                self._count(manifest, _outcome(status, error), now)
             if key:
                 writes.insert(0, tool_executions.finish_execution_op(
                     self._db, key, status=ExecutionStatus(status.value), error_code=error, duration_ms=duration, now=now,
@@ -216,6 +230,16 @@ class ToolRunner:
         count = getattr(tool, "result_count", lambda _o: None)(output)
         audit(AuditAction.TOOL_EXECUTE, Decision.SUCCEEDED, reason="succeeded", results=count, **meta)
         return finish(ToolStatus.SUCCEEDED, decision, output=output, key=key)
+
+    def _count(self, manifest: SkillManifest, outcome: str, now: datetime) -> None:
+        """An installed skill's version: its outcome counted for its canary (skillcore/outcomes/), one UpdateItem
+        of its own (not in the turn's transaction: two calls of one turn would update one item twice). The call
+        happened whatever the turn's commit does; a count that cannot be written is logged, never the call's
+        failure."""
+        try:
+            outcome_counters.record(self._db, manifest.skill_id, manifest.version, outcome, now)
+        except Exception as exc:  # noqa: BLE001 - counting never fails a call
+            logger.warning("outcome not counted", extra={"skill_id": manifest.skill_id, "error_type": type(exc).__name__})
 
     @staticmethod
     def _call_handler(tool: RunnableTool, parsed: BaseModel, ports: Any) -> Any:

@@ -164,7 +164,7 @@ class ProtocolInput(Body, frozen=True, kw_only=True):
 
 class CapabilityEntry(Body, frozen=True, kw_only=True):
     capability_id: str
-    kind: Literal["builtin", "user"]
+    kind: Literal["builtin", "user", "package"]
     display_name: str
     when_to_use: list[str]
     version: str | int  # a built-in's semver, a user capability's version number
@@ -174,6 +174,8 @@ class CapabilityEntry(Body, frozen=True, kw_only=True):
     # User capabilities only: the fields whose text the user wrote, to be read as quoted descriptions, never
     # as instructions (the protocol quotes the same way); an addition, so older readers are unaffected.
     user_written: list[Literal["displayName", "whenToUse"]] | UnsetType = UNSET
+    # Where it comes from: builtin, verified_publisher or community (an installed package), user_own.
+    trust_level: str
 
 
 class CapabilityProtocol(Body, frozen=True, kw_only=True):
@@ -192,7 +194,8 @@ def capability_entry(e: catalog.CatalogEntry) -> CapabilityEntry:
         permissions=[CatalogPermission(code=p.code, granted=p.granted) for p in e.permissions]
         if e.permissions is not None else UNSET,
         protocol_tool=PROTOCOL_TOOL, protocol_input=ProtocolInput(capability_id=e.capability_id),
-        user_written=["displayName", "whenToUse"] if e.kind == catalog.USER else UNSET,
+        user_written=["displayName", "whenToUse"] if e.kind in (catalog.USER, catalog.PACKAGE) else UNSET,
+        trust_level=e.trust_level,
     )
 
 

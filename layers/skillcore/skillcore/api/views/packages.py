@@ -59,6 +59,28 @@ class CheckReport(Body, frozen=True, kw_only=True):
     ran_at: Time
 
 
+class RollbackNotice(Body, frozen=True, kw_only=True):
+    """Why a canary was rolled back (packages/rollout.py): the rule, its counts and its previous version's."""
+
+    at: Time
+    previous_version: str
+    reason: str
+    calls: int
+    failures: int
+    previous_calls: int
+    previous_failures: int
+
+
+class ReleaseCodeTool(Body, frozen=True, kw_only=True):
+    """A code tool of a release: its limits and host functions, and whether the service precompiled its module."""
+
+    tool_id: str
+    module_sha256: str
+    host_functions: list[str]
+    limits: dict[str, int]  # fuel, memoryBytes, timeoutMs, outputBytes, hostCalls
+    precompiled: bool
+
+
 class Release(Body, frozen=True, kw_only=True):
     """`displayName` and `description` are the publisher's texts: shown as quoted data, never instructions."""
 
@@ -82,6 +104,10 @@ class Release(Body, frozen=True, kw_only=True):
     decided_at: Time | None
     reason: str | None
     published_at: Time | None
+    # Set when the release was rolled back after its canary: the publisher's notice.
+    rollback: RollbackNotice | None
+    # Its code tools (docs/code-skills.md "Code tools in a package, end to end").
+    code_tools: list[ReleaseCodeTool]
 
 
 class CatalogSkill(Body, frozen=True, kw_only=True):
@@ -145,6 +171,12 @@ def release(r: models.Release) -> Release:
         display_name=r.display_name, description=r.description, permissions=_permissions(r.permissions),
         remotes=r.remotes, report=report(r.report), submitted_at=time(r.submitted_at), decided_by=r.decided_by,
         decided_at=maybe_time(r.decided_at), reason=r.reason, published_at=maybe_time(r.published_at),
+        rollback=None if r.rollback is None else RollbackNotice(
+            at=time(r.rollback.at), previous_version=r.rollback.previous_version, reason=r.rollback.reason,
+            calls=r.rollback.calls, failures=r.rollback.failures, previous_calls=r.rollback.previous_calls,
+            previous_failures=r.rollback.previous_failures),
+        code_tools=[ReleaseCodeTool(tool_id=t.name, module_sha256=t.module_sha256, host_functions=list(t.host_functions),
+                                    limits=dict(t.limits), precompiled=t.artifact_key is not None) for t in r.tools],
     )
 
 

@@ -37,6 +37,8 @@ class CatalogItem(Body, frozen=True, kw_only=True):
     description: str
     enabled: bool
     permissions: list[Permission]
+    # builtin, or an installed catalog skill's: verified_publisher, community
+    trust_level: str
 
 
 class Scope(Body, frozen=True, kw_only=True):
@@ -99,7 +101,7 @@ def catalog_item(entry: CatalogEntry) -> CatalogItem:
     m = entry.manifest
     return CatalogItem(
         skill_id=m.skill_id, version=m.version, kind=m.kind, name=m.name, description=m.description,
-        enabled=entry.enabled,
+        enabled=entry.enabled, trust_level=entry.trust_level,
         permissions=[
             Permission(code=p.code, risk_level=p.risk_level, approval_mode=p.approval_mode,
                        granted=p.code in entry.granted)
