@@ -30,11 +30,11 @@ from skillcore.packages.models import Release
 from skillcore.policy import grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import scope_candidates
-from skillcore.tools.runner import ToolCallContext, ToolOutcome, ToolRunner, ToolStatus
 
 if TYPE_CHECKING:
     from skillcore.hosted.service import HostedDeps
     from skillcore.packages.service import PackageDeps
+    from skillcore.tools.runner import ToolCallContext, ToolOutcome
 
 
 class CodeToolDeps(Struct, frozen=True):
@@ -81,6 +81,9 @@ def run(deps: CodeToolDeps, loaded: LoadedTool, call: ToolCallContext, raw_input
     from skillcore.policy import audit_store
     from skillcore.sandbox.ports import bind_ports
 
+    # The tool runner (and its thread pool) loads with the first run: the page's listing (RpcFunction) runs none.
+    from skillcore.tools.runner import ToolOutcome, ToolRunner, ToolStatus
+
     db, skill = deps.db, loaded.skill
     keys = [grant_store.grant_key(call.user_id, skill.skill_id, p.code, scope)
             for p in skill.permissions for scope in scope_candidates(call.agent_id)]
@@ -119,6 +122,7 @@ def call_now(deps: CodeToolDeps, loaded: LoadedTool, user_id: str, agent_id: str
     from skillcore.db.transact import transact
     from skillcore.errors import AgentNotFound, SkillDisabled, ValidationFailed
     from skillcore.policy.gate import permission_required_details, refusal
+    from skillcore.tools.runner import ToolCallContext, ToolStatus
     from skillcore.tools.service import ToolFailed
 
     if agent_store.get_agent(deps.db, user_id, agent_id) is None:
