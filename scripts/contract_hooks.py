@@ -148,6 +148,14 @@ def _new_automation_job() -> str:
 ZONES = ("Asia/Shanghai", "UTC", "Europe/Berlin", "America/New_York", "Asia/Kathmandu", "Pacific/Kiritimati")
 
 
+def _with_the_catalog_skill(case: Any, body: Any) -> Any:
+    """A valid install names the seeded published skill (a drawn id is not in the catalog: always a 404)."""
+    if case.method.upper() == "POST" and case.path == "/rpc/installs" and isinstance(body, dict) \
+            and isinstance(body.get("skillId"), str):
+        return {**body, "skillId": os.environ["SKILLS_CONTRACT_SKILL_ID"]}
+    return body
+
+
 def _with_values_rules_accept(case: Any, body: Any) -> Any:
     if not isinstance(body, dict):
         return body
@@ -267,4 +275,5 @@ def before_call(context: Any, case: Any, kwargs: dict[str, Any]) -> None:
     meta = case.meta
     if meta is None or not meta.generation.mode.is_positive:
         return
-    case.body = _with_references_that_resolve(case, _with_values_rules_accept(case, _with_known_agents(case.body)))
+    case.body = _with_the_catalog_skill(case, _with_references_that_resolve(
+        case, _with_values_rules_accept(case, _with_known_agents(case.body))))

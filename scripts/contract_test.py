@@ -124,6 +124,7 @@ def catalog_world(client: Client, user: str) -> dict[str, str]:
         released[version] = release["releaseId"]
     client.call("POST", f"/rpc/admin/releases/{released['1.0.0']}/decision",
                 {"decision": "approve", "reason": "contract"})
+    client.call("POST", "/rpc/installs", {"skillId": "contract-skill"}, status=201)  # the installs' operations
     return {"SKILLS_CONTRACT_PUBLISHER_ID": "contract-pub", "SKILLS_CONTRACT_KEY_ID": keys.key_id,
             "SKILLS_CONTRACT_RELEASE_ID": released["1.1.0"], "SKILLS_CONTRACT_SKILL_ID": "contract-skill"}
 
