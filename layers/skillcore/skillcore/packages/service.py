@@ -40,7 +40,7 @@ from skillcore.errors import (
 )
 from skillcore.ids import new_id
 from skillcore.packages import blobs as blob_port
-from skillcore.packages import install_store, rollout, semver, signature, store, upgrades
+from skillcore.packages import install_store, rollout, semver, store, upgrades
 from skillcore.packages.digest import checksum
 from skillcore.packages.models import (
     CatalogSkill,
@@ -109,6 +109,9 @@ def _publisher_audit(db: Db, actor: str, action: AuditAction, publisher: Publish
 # -- publishers -------------------------------------------------------------------------------------
 
 def _key_of(pem: str, now: datetime) -> PublisherKey:
+    # The key and signature reader loads with the first key or signature (never at a cold start).
+    from skillcore.packages import signature
+
     try:
         raw = signature.raw_public_key(pem)
     except ValueError:
@@ -175,6 +178,8 @@ def list_publishers(deps: PackageDeps, *, limit: int, cursor: str | None) -> tup
 
 def verify_signed(deps: PackageDeps, user_id: str, package: Package, signature_text: str | None) -> tuple[Publisher, str]:
     """The publisher (and the key id) that signed `package`, if the caller is that publisher; else the refusal."""
+    from skillcore.packages import signature
+
     signed = signature.decode(signature_text)
     if package.manifest.publisher is None:
         raise PackageInvalid("a release names its publisher", path="skillcore.json#/publisher", rule="required")
