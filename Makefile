@@ -45,7 +45,7 @@ help:
 # The first install takes a few minutes: say so, and let pip print each package it collects and a
 # progress bar for each download (no -q), so a first `make dev` is never silent. All of it goes to stderr:
 # `TOKEN=$(make -s token USER=alice)` on a fresh clone must still capture the token alone.
-$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt functions/mcp/requirements.txt functions/chat_turn/requirements.txt functions/rpc/requirements.txt
+$(STAMP): requirements-dev.txt layers/skillcore/requirements.txt functions/mcp/requirements.txt functions/chat_turn/requirements.txt functions/hosted/requirements.txt functions/catalog/requirements.txt
 	@test -x $(PY) || { echo ">> creating $(VENV) with $(PYTHON_BOOT)" >&2; $(PYTHON_BOOT) -m venv $(VENV) >&2; }
 	@echo ">> installing the Python dependencies into $(VENV) (first run: about 3 minutes)" >&2
 	@$(PY) -m pip install --disable-pip-version-check --progress-bar on --upgrade pip >&2

@@ -35,7 +35,7 @@ from scripts.bench_common import LAYER_DIR, ROOT, VENV_PYTHON, Report, median
 SECTION = "cold import"
 TARGET_RATIO = 1.3
 # McpFunction is measured against a bare MCP server with the same SDK (section mcp, scripts/bench_mcp.py).
-FUNCTIONS = ("RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction", "HostedFunction")
+FUNCTIONS = ("RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction", "HostedFunction", "CatalogFunction")
 HEAVY = ("boto3", "pydantic", "aws_lambda_powertools.logging", "aws_lambda_powertools.event_handler", "asyncio")
 
 BARE_HANDLER = '''"""A bare handler: Powertools Logger, boto3, one DynamoDB client."""

@@ -3,7 +3,7 @@ page), and the verification of the largest package the format allows (docs/packa
 
 - Catalog: N published skills (each a publisher's release, submitted and approved through the service on the
   stack's own tables), then `GET /rpc/catalog?limit=50` page after page, every page's DynamoDB requests counted
-  on RpcFunction's client. Target: one Query a page, p95 within 100 ms.
+  on CatalogFunction's client. Target: one Query a page, p95 within 100 ms.
 - Installs: `POST /rpc/installs` by many users and one user's `GET /rpc/installs` (a page of installs with their
   serving versions), DynamoDB requests and ms each.
 - Verification: a signed package at the format's limits (a zip just under MAX_PACKAGE_BYTES, as many files and
@@ -158,8 +158,8 @@ def catalog(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                 release = service.submit(deps, "bench-publisher", ps.b64(data), keys.sign(data), now=now)
                 service.decide(deps, "bench-operator", release.release_id, approve=True, reason="bench", now=now)
             reader = Http(local.url, issue_token("bench-reader", secret=SECRET))
-            local.registry.handler("RpcFunction")
-            module = sys.modules["skillcore_local_fn_RpcFunction"]
+            local.registry.handler("CatalogFunction")
+            module = sys.modules["skillcore_local_fn_CatalogFunction"]
             counter = RequestCounter()
             counter.attach(module.db.client)
             rounds = 5 if quick else 20

@@ -96,7 +96,12 @@ def hosted(aws: Any) -> Checked:
     return Checked(load_function("HostedFunction"))
 
 
-def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hosted: Checked) -> None:
+@pytest.fixture
+def catalog(aws: Any) -> Checked:
+    return Checked(load_function("CatalogFunction"))
+
+
+def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hosted: Checked, catalog: Checked) -> None:
     ok = {200, 201, 204}
     assert rpc(load_event("rpc_health.json"))[0] == 200
     assert rpc(load_event("rpc_get_me.json"))[0] == 404
@@ -210,7 +215,8 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert status == 201
     assert rpc(cap("POST", f"{drafts}/confirm", {"revision": 2}))[0] == 409
 
-    # Packages, publishers, release review and the catalog (package bytes in moto's S3, through the S3 adapter).
+    # Packages, publishers, release review and the catalog (CatalogFunction; package bytes in moto's S3, through the
+    # S3 adapter).
     from tests import package_support as packages
 
     def pkg(method: str, path: str, body: Any = None, query: dict[str, str] | None = None, *,
@@ -222,46 +228,46 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
             event["body"] = None
         return event
 
-    exported = rpc(pkg("GET", f"/rpc/user-capabilities/{confirmed['userCapabilityId']}/package"))
+    exported = catalog(pkg("GET", f"/rpc/user-capabilities/{confirmed['userCapabilityId']}/package"))
     assert exported[0] == 200
-    assert rpc(pkg("POST", "/rpc/user-capability-packages", {"package": exported[1]["package"]}, user="user-bob"))[0] == 201
+    assert catalog(pkg("POST", "/rpc/user-capability-packages", {"package": exported[1]["package"]}, user="user-bob"))[0] == 201
     keys = packages.KeyPair()
     publisher = {"publisherId": "conform-pub", "displayName": "Conform", "userId": "user-alice",
                  "trustLevel": "community", "publicKey": keys.pem}
-    assert rpc(pkg("POST", "/rpc/admin/publishers", publisher, admin=True))[0] == 201
-    assert rpc(pkg("POST", "/rpc/admin/publishers", publisher, admin=True))[0] == 409
-    assert rpc(pkg("GET", "/rpc/admin/publishers", admin=True))[0] == 200
+    assert catalog(pkg("POST", "/rpc/admin/publishers", publisher, admin=True))[0] == 201
+    assert catalog(pkg("POST", "/rpc/admin/publishers", publisher, admin=True))[0] == 409
+    assert catalog(pkg("GET", "/rpc/admin/publishers", admin=True))[0] == 200
     data = packages.package_zip("conform-skill", publisher="conform-pub")
-    assert rpc(pkg("POST", "/rpc/releases", {"package": packages.b64(data)}))[0] == 422  # signature_invalid
-    status, release = rpc(pkg("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)}))
+    assert catalog(pkg("POST", "/rpc/releases", {"package": packages.b64(data)}))[0] == 422  # signature_invalid
+    status, release = catalog(pkg("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)}))
     assert status == 201 and release["state"] == "checked"
-    assert rpc(pkg("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)}))[0] == 409
-    assert rpc(pkg("GET", f"/rpc/releases/{release['releaseId']}"))[0] == 200
-    assert rpc(pkg("GET", "/rpc/admin/releases", admin=True))[0] == 200
-    assert rpc(pkg("GET", f"/rpc/admin/releases/{release['releaseId']}", admin=True))[0] == 200
+    assert catalog(pkg("POST", "/rpc/releases", {"package": packages.b64(data), "signature": keys.sign(data)}))[0] == 409
+    assert catalog(pkg("GET", f"/rpc/releases/{release['releaseId']}"))[0] == 200
+    assert catalog(pkg("GET", "/rpc/admin/releases", admin=True))[0] == 200
+    assert catalog(pkg("GET", f"/rpc/admin/releases/{release['releaseId']}", admin=True))[0] == 200
     decision = f"/rpc/admin/releases/{release['releaseId']}/decision"
-    assert rpc(pkg("POST", decision, {"decision": "approve", "reason": "ok"}, admin=True))[0] == 200
-    assert rpc(pkg("POST", decision, {"decision": "reject", "reason": "late"}, admin=True))[0] == 409
-    assert rpc(pkg("GET", "/rpc/catalog"))[0] == 200
-    assert rpc(pkg("GET", "/rpc/catalog/conform-skill"))[0] == 200
-    status, download = rpc(pkg("GET", "/rpc/catalog/conform-skill/package"))
+    assert catalog(pkg("POST", decision, {"decision": "approve", "reason": "ok"}, admin=True))[0] == 200
+    assert catalog(pkg("POST", decision, {"decision": "reject", "reason": "late"}, admin=True))[0] == 409
+    assert catalog(pkg("GET", "/rpc/catalog"))[0] == 200
+    assert catalog(pkg("GET", "/rpc/catalog/conform-skill"))[0] == 200
+    status, download = catalog(pkg("GET", "/rpc/catalog/conform-skill/package"))
     assert status == 200 and download["sha256"] == release["sha256"]
     # Installs: another user installs the published skill, lists and reads it, consents to nothing, uninstalls.
-    status, installed = rpc(pkg("POST", "/rpc/installs", {"skillId": "conform-skill"}, user="user-bob"))
+    status, installed = catalog(pkg("POST", "/rpc/installs", {"skillId": "conform-skill"}, user="user-bob"))
     assert status == 201 and installed["version"] == "1.0.0" and installed["trustLevel"] == "community"
-    assert rpc(pkg("POST", "/rpc/installs", {"skillId": "conform-skill"}, user="user-bob"))[0] == 409
-    assert rpc(pkg("POST", "/rpc/installs", {"skillId": "no-such-skill"}, user="user-bob"))[0] == 404
-    assert rpc(pkg("GET", "/rpc/installs", user="user-bob"))[0] == 200
-    assert rpc(pkg("GET", "/rpc/installs/conform-skill", user="user-bob"))[0] == 200
-    assert rpc(pkg("GET", "/rpc/installs/conform-skill"))[0] == 404  # another user's install
-    status, code_tools = rpc(pkg("GET", "/rpc/code-tools", user="user-bob"))  # a package without code tools
+    assert catalog(pkg("POST", "/rpc/installs", {"skillId": "conform-skill"}, user="user-bob"))[0] == 409
+    assert catalog(pkg("POST", "/rpc/installs", {"skillId": "no-such-skill"}, user="user-bob"))[0] == 404
+    assert catalog(pkg("GET", "/rpc/installs", user="user-bob"))[0] == 200
+    assert catalog(pkg("GET", "/rpc/installs/conform-skill", user="user-bob"))[0] == 200
+    assert catalog(pkg("GET", "/rpc/installs/conform-skill"))[0] == 404  # another user's install
+    status, code_tools = catalog(pkg("GET", "/rpc/code-tools", user="user-bob"))  # a package without code tools
     assert status == 200 and code_tools == {"items": []}
-    assert rpc(pkg("POST", "/rpc/installs/conform-skill/accept", {"version": "1.1.0"}, user="user-bob"))[0] == 409
-    assert rpc(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 204
-    assert rpc(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 404
+    assert catalog(pkg("POST", "/rpc/installs/conform-skill/accept", {"version": "1.1.0"}, user="user-bob"))[0] == 409
+    assert catalog(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 204
+    assert catalog(pkg("DELETE", "/rpc/installs/conform-skill", user="user-bob"))[0] == 404
     rotated = {"publicKey": packages.KeyPair().pem, "revokeOthers": False}
-    assert rpc(pkg("POST", "/rpc/admin/publishers/conform-pub/keys", rotated, admin=True))[0] == 201
-    assert rpc(pkg("POST", f"/rpc/admin/publishers/conform-pub/keys/{keys.key_id}/revoke", admin=True))[0] == 200
+    assert catalog(pkg("POST", "/rpc/admin/publishers/conform-pub/keys", rotated, admin=True))[0] == 201
+    assert catalog(pkg("POST", f"/rpc/admin/publishers/conform-pub/keys/{keys.key_id}/revoke", admin=True))[0] == 200
 
     # Approvals (HostedFunction): one asked for as a hosted call would, listed, decided, refused the second time.
     from skillcore.approvals import service as approvals
@@ -303,4 +309,4 @@ def test_a_users_day_conforms_to_the_document(rpc: Checked, chat: Checked, hoste
     assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/calls", call))[0] == 422  # no grant first
     assert hosted(hosted_route("POST", "/rpc/hosted-endpoints/unknown/calls", {"toolName": "add"}))[0] == 422
 
-    assert rpc.checked | chat.checked | hosted.checked == {(r.method, r.path) for r in openapi.all_routes()}
+    assert rpc.checked | chat.checked | hosted.checked | catalog.checked == {(r.method, r.path) for r in openapi.all_routes()}

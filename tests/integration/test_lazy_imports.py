@@ -79,11 +79,24 @@ def test_the_worker_does_not_import_powertools_batch_utility() -> None:
 def test_rpc_defines_no_request_models_of_groups_it_does_not_serve() -> None:
     modules = handler_modules("RpcFunction")
     assert loaded(modules, "skillcore.api.requests.chat", "skillcore.api.requests.hosted",
-                  "skillcore.api.requests.approvals", "skillcore.executor", "skillcore.egress") == []
+                  "skillcore.api.requests.approvals", "skillcore.executor", "skillcore.egress",
+                  "skillcore.api.routes_packages", "skillcore.api.routes_installs", "skillcore.api.routes_code_tools",
+                  "skillcore.api.requests.packages") == []
+
+
+def test_the_catalog_imports_its_groups_only() -> None:
+    # CatalogFunction serves the packages, installs and code tools groups: none of RpcFunction's, chat or hosted.
+    modules = handler_modules("CatalogFunction")
+    assert {"skillcore.api.routes_packages", "skillcore.api.routes_installs",
+            "skillcore.api.routes_code_tools"} <= modules
+    assert loaded(modules, "skillcore.api.routes_core", "skillcore.api.routes_skills",
+                  "skillcore.api.routes_capabilities", "skillcore.api.routes_automation",
+                  "skillcore.api.routes_background", "skillcore.api.requests.chat", "skillcore.api.requests.hosted",
+                  "skillcore.executor", "skillcore.egress") == []
 
 
 @pytest.mark.parametrize("logical_id", ["RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction",
-                                        "HostedFunction"])
+                                        "HostedFunction", "CatalogFunction"])
 def test_no_function_imports_boto3(logical_id: str) -> None:
     # Their clients are botocore's (skillcore/db/aws.py): boto3's import (its session, resources, s3transfer,
     # multiprocessing) was 10-15 ms of every cold start.

@@ -8,7 +8,8 @@ import pytest
 
 from tests.integration.test_lazy_imports import fresh, handler_modules, loaded
 
-FUNCTIONS = ["RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction", "HostedFunction", "McpFunction"]
+FUNCTIONS = ["RpcFunction", "ChatTurnFunction", "ScanFunction", "WorkerFunction", "HostedFunction", "McpFunction",
+             "CatalogFunction"]
 
 
 @pytest.mark.parametrize("logical_id", FUNCTIONS)

@@ -89,7 +89,7 @@ def test_every_http_function_ends_before_api_gateway_and_has_room_for_an_attempt
     http_functions = {name for name, resource in template["Resources"].items()
                       if resource["Type"] == "AWS::Serverless::Function"
                       and any(e["Type"] == "HttpApi" for e in resource["Properties"].get("Events", {}).values())}
-    assert http_functions >= {"RpcFunction", "ChatTurnFunction", "HostedFunction", "McpFunction"}
+    assert http_functions >= {"RpcFunction", "ChatTurnFunction", "HostedFunction", "McpFunction", "CatalogFunction"}
     specs = function_specs(template)
     for name in http_functions:
         assert StoreTimeouts().attempt_s + ANSWER_MARGIN_SECONDS < specs[name].timeout < API_GATEWAY_TIMEOUT_S, name

@@ -459,6 +459,11 @@ def rpc() -> HttpFunction:
     return http_function("RpcFunction")
 
 
+def catalog() -> HttpFunction:
+    """CatalogFunction: packages, publishers, releases, installs and the code tools' listing."""
+    return http_function("CatalogFunction")
+
+
 def chat_turn() -> HttpFunction:
     """ChatTurnFunction. What every turn uses is built at init, not by the first turn: the model and its client,
     the hosted branch and the executor's assembly."""

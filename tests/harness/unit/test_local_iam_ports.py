@@ -16,7 +16,8 @@ from skillcore_local import iam
 from skillcore_local.template import load_template
 
 CONTEXT = context_of("user-1", "ep-1")
-FUNCTIONS = ("RpcFunction", "HostedFunction", "ChatTurnFunction", "McpFunction", "ScanFunction", "WorkerFunction")
+FUNCTIONS = ("RpcFunction", "CatalogFunction", "HostedFunction", "ChatTurnFunction", "McpFunction", "ScanFunction",
+             "WorkerFunction")
 SEALS = {"HostedFunction"}
 OPENS = {"HostedFunction", "ChatTurnFunction", "McpFunction"}
 SENDS = {"ScanFunction", "WorkerFunction"}

@@ -803,7 +803,7 @@ def reserved_concurrency_problems(template: Template) -> list[str]:
 
 def test_every_function_has_its_own_reserved_concurrency(template: Template) -> None:
     assert reserved_concurrency_problems(template) == []
-    assert len(functions(template)) == 6
+    assert len(functions(template)) == 7
 
 
 def test_a_function_without_a_reservation_or_a_greedy_default_is_found(template: Template) -> None:

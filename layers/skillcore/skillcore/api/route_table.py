@@ -39,12 +39,14 @@ FUNCTIONS: dict[str, Served] = {
     "RpcFunction": Served(
         # Background routes before the skills routes: their static paths must win over PATCH /rpc/skills/{skillId}.
         routes=("skillcore.api.routes_core", "skillcore.api.routes_background", "skillcore.api.routes_skills",
-                "skillcore.api.routes_automation", "skillcore.api.routes_capabilities",
-                "skillcore.api.routes_packages", "skillcore.api.routes_installs",
-                "skillcore.api.routes_code_tools"),
+                "skillcore.api.routes_automation", "skillcore.api.routes_capabilities"),
         # Every other /rpc/ path and method, behind the authorizer: the router's 404s and 405s.
         gateway=("ANY /rpc/{proxy+}",),
     ),
+    # The catalog: packages, publishers and releases, a user's installs, the installed code tools' listing. Its own
+    # function: the release check's WebAssembly runtime and the package bucket are never RpcFunction's.
+    "CatalogFunction": Served(routes=("skillcore.api.routes_packages", "skillcore.api.routes_installs",
+                                      "skillcore.api.routes_code_tools")),
     "ChatTurnFunction": Served(routes=("skillcore.api.routes_chat",)),
     "HostedFunction": Served(routes=("skillcore.api.routes_approvals", "skillcore.api.routes_hosted")),
     "McpFunction": Served(
