@@ -170,6 +170,10 @@ def _with_values_rules_accept(case: Any, body: Any) -> Any:
     if case.path == "/rpc/skills/permissions" and body.get("granted") is False and isinstance(body.get("scope"), dict):
         # A revoke names the grant by its scope's type (and agent): a narrowing belongs to a grant, not a revoke.
         body["scope"] = {k: v for k, v in body["scope"].items() if k not in ("resources", "arguments")}
+    if case.path == "/rpc/skills/permissions" and isinstance(body.get("scope"), dict) and isinstance(
+            body["scope"].get("arguments"), list):
+        # An argument constraint is exactly one of enum, maximum, maxLength (a null one is no constraint).
+        body["scope"] = {**body["scope"], "arguments": [_one_constraint(a) for a in body["scope"]["arguments"]]}
     if case.path.endswith("/generate") and isinstance(body.get("answers"), list):
         # An answer that drops its step says nothing else (docs/contract.md, drafts).
         body["answers"] = [
@@ -182,6 +186,18 @@ def _with_values_rules_accept(case: Any, body: Any) -> Any:
         if isinstance(body.get("skillId"), str) and ID.match(body["skillId"]):
             body["skillId"] = "goal-check-in-reminder"
     return body
+
+
+def _one_constraint(argument: Any) -> Any:
+    if not isinstance(argument, dict):
+        return argument
+    kinds = [k for k in ("enum", "maximum", "maxLength") if argument.get(k) is not None]
+    kept = {k: v for k, v in argument.items() if k not in ("enum", "maximum", "maxLength")}
+    if kinds:
+        kept[kinds[0]] = argument[kinds[0]]
+    else:
+        kept["maxLength"] = 10
+    return kept
 
 
 def _new_user_capability() -> str:
