@@ -173,7 +173,12 @@ def _with_values_rules_accept(case: Any, body: Any) -> Any:
     if case.path == "/rpc/skills/permissions" and isinstance(body.get("scope"), dict) and isinstance(
             body["scope"].get("arguments"), list):
         # An argument constraint is exactly one of enum, maximum, maxLength (a null one is no constraint).
-        body["scope"] = {**body["scope"], "arguments": [_one_constraint(a) for a in body["scope"]["arguments"]]}
+        arguments = [_one_constraint(a) for a in body["scope"]["arguments"]]
+        if body.get("skillId") == "memory-recall":
+            # Its tool declares one argument, `question`, a string: a constraint names it and bounds its length.
+            arguments = [{"name": "question", "maxLength": a.get("maxLength") or 10} if isinstance(a, dict) else a
+                         for a in arguments]
+        body["scope"] = {**body["scope"], "arguments": arguments}
     if case.path.endswith("/generate") and isinstance(body.get("answers"), list):
         # An answer that drops its step says nothing else (docs/contract.md, drafts).
         body["answers"] = [
