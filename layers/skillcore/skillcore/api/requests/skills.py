@@ -18,7 +18,7 @@ from pydantic import (
 from skillcore.api.requests import Paging
 from skillcore.policy import scopes
 from skillcore.policy.audit import AuditAction, Decision
-from skillcore.shapes import Id, Strict
+from skillcore.shapes import INTEGRAL, Id, Strict
 
 
 class PatchSkill(Strict):
@@ -46,7 +46,7 @@ class ConstrainArgument(Strict):
                | Annotated[StrictStr, Field(max_length=scopes.MAX_TEXT)]] | None = Field(
         default=None, min_length=1, max_length=scopes.MAX_ENUM_VALUES)
     maximum: Finite | None = None
-    max_length: Annotated[StrictInt, Field(ge=0)] | None = None
+    max_length: Annotated[int, Field(ge=0, strict=True), INTEGRAL] | None = None  # 10 or 10.0, as JSON has it
 
     @model_validator(mode="after")
     def _one_kind(self) -> "ConstrainArgument":
