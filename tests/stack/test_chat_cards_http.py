@@ -6,40 +6,21 @@ in the message HostedFunction posts after an approval given by API; a replayed t
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from skillcore_local.ddb_local import DynamoDBLocal
-from skillcore_local.stack import LocalStack
 from tests.hosted_server import HostedServer
-from tests.local_stack import RACING_LIMITS
 
-from .conftest import JWT_SECRET, StackClient
+from .conftest import StackClient
 from .test_hosted_chat_http import ChatUser
 
 
 @pytest.fixture(scope="module")
-def hosted(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostedServer]:
-    server = HostedServer(tmp_path_factory.mktemp("chat-cards")).start()
-    yield server
-    server.stop()
+def stack(hosted_stack: StackClient) -> StackClient:
+    """The shared stack whose functions reach the real test MCP server (tests/local_stack.py `hosted_stack`)."""
+    return hosted_stack
 
-
-@pytest.fixture(scope="module")
-def stack(_dynamodb: DynamoDBLocal, _dummy_credentials: None, hosted: HostedServer,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[StackClient]:
-    with pytest.MonkeyPatch.context() as patch:
-        for name, value in {**hosted.settings_env(), **RACING_LIMITS}.items():
-            patch.setenv(name, value)
-        local = LocalStack(port=0, ddb_endpoint=_dynamodb.endpoint, data_dir=tmp_path_factory.mktemp("data"),
-                           scan_interval=0, jwt_secret=JWT_SECRET, table_prefix="cards-")
-        local.start()
-        try:
-            yield StackClient(local)
-        finally:
-            local.stop()
 
 ADD = '/hosted test_flow.add {"a": 2, "b": 3}'
 
