@@ -34,6 +34,7 @@ from scripts.bench_common import (
     percentile,
 )
 from scripts.bench_latency import Http
+from scripts.bench_packages import bench_publisher
 
 SECTION = "code_tools"
 SECRET = "bench-secret-of-at-least-thirty-two-bytes"
@@ -141,13 +142,8 @@ def loads(report: Report, *, quick: bool) -> None:
 
 def chat(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
     from skillcore.code_tools import registry
-    from skillcore.db.dynamo import make_db
     from skillcore.packages import archive, installs, service
-    from skillcore.packages.blobs import DirectoryBlobs
-    from skillcore.packages.models import TrustLevel
     from skillcore.sandbox import modules
-    from skillcore.settings import Settings
-    from skillcore.skills.builtin import SKILLS
     from skillcore_local.jwt_local import issue_token
     from skillcore_local.stack import LocalStack
     from tests import code_package_support as cps
@@ -159,14 +155,8 @@ def chat(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                            jwt_secret=SECRET, access_log=False)
         try:
             local.start()
-            db = make_db(Settings.from_env(local.env))
-            deps = service.PackageDeps(db=db, blobs=lambda: DirectoryBlobs(local.env["SKILLS_LOCAL_PACKAGE_DIR"]),
-                                       manifests={m.skill_id: m for m in SKILLS.manifests()})
-            keys = ps.KeyPair()
-            now = datetime.now(UTC)
-            service.register_publisher(deps, "bench-operator", publisher_id="bench-pub", display_name="Bench",
-                                       user_id="bench-publisher", trust_level=TrustLevel.COMMUNITY,
-                                       public_key=keys.pem, now=now)
+            deps, keys = bench_publisher(local)
+            db, now = deps.db, datetime.now(UTC)
             data = archive.write_zip(cps.SKILL_ID, cps.files(publisher="bench-pub"))
             release = service.submit(deps, "bench-publisher", ps.b64(data), keys.sign(data), now=now)
             service.decide(deps, "bench-operator", release.release_id, approve=True, reason="bench", now=now)

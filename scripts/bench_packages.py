@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from scripts.bench_common import (
     Report,
@@ -127,13 +128,29 @@ def verification(report: Report, *, quick: bool) -> None:
                 "(paid by the first submission of a function instance, never by its cold start)")
 
 
-def catalog(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
+def bench_publisher(local: Any) -> tuple[Any, Any]:
+    """The catalog service on a running LocalStack's tables and package directory, with the publisher `bench-pub`
+    (account `bench-publisher`) registered: (PackageDeps, its KeyPair). Shared by the packages and code-tools benches."""
     from skillcore.db.dynamo import make_db
-    from skillcore.packages import archive, service
+    from skillcore.packages import service
     from skillcore.packages.blobs import DirectoryBlobs
     from skillcore.packages.models import TrustLevel
     from skillcore.settings import Settings
     from skillcore.skills.builtin import SKILLS
+    from tests import package_support as ps
+
+    deps = service.PackageDeps(db=make_db(Settings.from_env(local.env)),
+                               blobs=lambda: DirectoryBlobs(local.env["SKILLS_LOCAL_PACKAGE_DIR"]),
+                               manifests={m.skill_id: m for m in SKILLS.manifests()})
+    keys = ps.KeyPair()
+    service.register_publisher(deps, "bench-operator", publisher_id="bench-pub", display_name="Bench",
+                               user_id="bench-publisher", trust_level=TrustLevel.COMMUNITY, public_key=keys.pem,
+                               now=datetime.now(UTC))
+    return deps, keys
+
+
+def catalog(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
+    from skillcore.packages import archive, service
     from skillcore_local.jwt_local import issue_token
     from skillcore_local.stack import LocalStack
     from tests import package_support as ps
@@ -145,13 +162,8 @@ def catalog(report: Report, dynamo: SharedDynamo, *, quick: bool) -> None:
                            jwt_secret=SECRET, access_log=False)
         try:
             local.start()
-            db = make_db(Settings.from_env(local.env))
-            deps = service.PackageDeps(db=db, blobs=lambda: DirectoryBlobs(local.env["SKILLS_LOCAL_PACKAGE_DIR"]),
-                                       manifests={m.skill_id: m for m in SKILLS.manifests()})
-            keys = ps.KeyPair()
+            deps, keys = bench_publisher(local)
             now = datetime.now(UTC)
-            service.register_publisher(deps, "bench-operator", publisher_id="bench-pub", display_name="Bench", user_id="bench-publisher",
-                                       trust_level=TrustLevel.COMMUNITY, public_key=keys.pem, now=now)
             for i in range(skills):
                 name = f"bench-skill-{i:04d}"
                 data = archive.write_zip(name, ps.files(name, publisher="bench-pub"))
