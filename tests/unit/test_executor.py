@@ -23,12 +23,13 @@ from skillcore.conversations.models import (
 from skillcore.executor.context import SessionWrite, TurnContext, TurnResult
 from skillcore.executor.executor import DEGRADED_REPLY, Executor
 from skillcore.model.port import BlockKind, ChatMessage, ModelError, ModelRequest, ModelResponse, SystemBlock
-from skillcore.skills.builtin import SKILLS, Skills
+from skillcore.skills.builtin import SKILLS
 from skillcore.skills.daily_plan import DAILY_PLAN
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
 from skillcore.skills.goal_setting import GOAL_SETTING, GoalSettingHandler
 from skillcore.skills.manifest import ConversationScope, SkillKind, SkillManifest
 from skillcore.skills.matchers import SkillMatchers, patterns
+from skillcore.skills.registries import Skills
 from skillcore.skills.registry import Registry
 
 NOW = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)

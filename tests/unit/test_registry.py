@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import pytest
 from msgspec.structs import fields, replace
 
-from skillcore.skills.builtin import SKILLS, Skills, builtin_skills
+from skillcore.skills.builtin import SKILLS, builtin_skills
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
 from skillcore.skills.goal_setting import GoalSettingHandler
 from skillcore.skills.manifest import (
@@ -19,6 +19,7 @@ from skillcore.skills.manifest import (
     SkillManifest,
 )
 from skillcore.skills.matchers import SkillMatchers
+from skillcore.skills.registries import Skills
 from skillcore.skills.registry import Registry, RegistryError
 
 

@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from skillcore.packages.installs import InstallDeps
     from skillcore.packages.service import PackageDeps
     from skillcore.settings import Settings
-    from skillcore.skills.builtin import Skills
+    from skillcore.skills.registries import Skills
     from skillcore.work.drain import DueProbe
     from skillcore.work.scan import ShardWork
     from skillcore.work.sqs_queue import WorkQueue

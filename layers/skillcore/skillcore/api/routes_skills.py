@@ -20,8 +20,8 @@ from skillcore.db.dynamo import Db
 from skillcore.policy import audit_store, grant_store, permissions
 from skillcore.policy import skills as skill_service
 from skillcore.policy.grants import GrantScope
-from skillcore.skills.builtin import Skills
 from skillcore.skills.manifest import RiskLevel, SkillManifest
+from skillcore.skills.registries import Skills
 
 if TYPE_CHECKING:
     from skillcore.api.requests.skills import (

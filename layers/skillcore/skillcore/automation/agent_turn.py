@@ -48,7 +48,7 @@ from skillcore.observability import tool_call
 from skillcore.policy.audit import Decision, audit_code
 from skillcore.policy.grants import PermissionGrant
 from skillcore.skills.automation import AutomationSkillDefinition, AutomationTool
-from skillcore.skills.builtin import Skills
+from skillcore.skills.registries import Skills
 from skillcore.tools.runner import ToolCallContext, ToolRunner, ToolStatus
 
 MAX_MODEL_ROUNDS = 3

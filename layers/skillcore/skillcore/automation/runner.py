@@ -41,7 +41,7 @@ from skillcore.observability import automation_run, job_keys, logger, slot_delay
 from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide
-from skillcore.skills.builtin import Skills
+from skillcore.skills.registries import Skills
 from skillcore.work.drain import DEFAULT_BATCH, Drain, Handled, ScanSummary, drain_all
 from skillcore.work.fanout import DEFAULT_CONCURRENCY
 

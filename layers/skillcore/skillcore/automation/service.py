@@ -29,7 +29,7 @@ from skillcore.errors import (
     VersionConflict,
 )
 from skillcore.ids import new_id, stable_id
-from skillcore.skills.builtin import Skills
+from skillcore.skills.registries import Skills
 from skillcore.timezones import valid_timezone
 
 

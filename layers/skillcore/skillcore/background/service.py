@@ -33,7 +33,7 @@ from skillcore.policy import audit_store, grant_store
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision
 from skillcore.policy.gate import PolicyInput, decide, mismatch_metadata, refusal, scope_candidates
 from skillcore.skills.background import JobTarget
-from skillcore.skills.builtin import Skills
+from skillcore.skills.registries import Skills
 
 MIN_LEAD = timedelta(minutes=1)
 MAX_LEAD = timedelta(days=365)

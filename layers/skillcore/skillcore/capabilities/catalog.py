@@ -36,7 +36,7 @@ from skillcore.db.dynamo import Db
 from skillcore.errors import NotFound, SkillDisabled
 from skillcore.policy import grant_store
 from skillcore.policy.grants import GrantScope, same_major
-from skillcore.skills.builtin import Skills
+from skillcore.skills.registries import Skills
 
 BUILTIN: Final = "builtin"
 USER: Final = "user"

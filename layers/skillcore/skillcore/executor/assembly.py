@@ -13,8 +13,8 @@ from skillcore.ids import new_id
 from skillcore.memory.ports import MemoryReader, read_only_ports, turn_memory_reader
 from skillcore.model.port import ChatModel, SystemBlock
 from skillcore.policy.gate import PolicyInput, decide
-from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import ContextSkillDefinition
+from skillcore.skills.registries import Skills
 from skillcore.tools.runner import ToolRunner
 
 

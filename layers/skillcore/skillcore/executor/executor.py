@@ -27,9 +27,9 @@ from skillcore.model.port import (
     ToolSpec,
 )
 from skillcore.observability import logger, model_degraded
-from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import WorkflowSkillDefinition, WorkflowTransition
 from skillcore.skills.matchers import MatchKind
+from skillcore.skills.registries import Skills
 
 CANCEL_COMMANDS = ("/cancel", "取消")
 

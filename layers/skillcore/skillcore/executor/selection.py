@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Protocol
 
 from skillcore.conversations.models import ConversationKind
-from skillcore.skills.builtin import Skills
 from skillcore.skills.definitions import PromptSkillDefinition, WorkflowSkillDefinition
 from skillcore.skills.manifest import ConversationScope, SkillManifest
 from skillcore.skills.matchers import Match, SkillMatchers
+from skillcore.skills.registries import Skills
 from skillcore.skills.tools import ToolSkillDefinition
 
 

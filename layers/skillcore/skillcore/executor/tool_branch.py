@@ -17,7 +17,7 @@ from skillcore.executor.selection import select_tool
 from skillcore.language import Language
 from skillcore.model.port import BlockKind, SystemBlock
 from skillcore.policy.gate import Reason
-from skillcore.skills.builtin import Skills
+from skillcore.skills.registries import Skills
 from skillcore.skills.tools import ToolRequest, ToolSkillDefinition
 from skillcore.tools.runner import ToolCallContext, ToolRunner, ToolStatus
 

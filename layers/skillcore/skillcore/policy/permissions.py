@@ -14,8 +14,8 @@ from skillcore.policy import audit_store, grant_store, scope_checks
 from skillcore.policy.audit import AuditAction, AuditEvent, AuditMetadata, Decision, audit_code
 from skillcore.policy.grants import GrantScope, PermissionGrant
 from skillcore.policy.scopes import Narrowing
-from skillcore.skills.builtin import Skills
 from skillcore.skills.manifest import SkillManifest
+from skillcore.skills.registries import Skills
 
 
 def tool_input_schema(skills: Skills, skill_id: str) -> dict[str, Any] | None:

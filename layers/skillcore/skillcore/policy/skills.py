@@ -12,8 +12,8 @@ from skillcore.db.dynamo import Db
 from skillcore.errors import SkillNotFound
 from skillcore.policy import grant_store
 from skillcore.policy.grants import PermissionGrant, ScopeType, same_major
-from skillcore.skills.builtin import Skills
 from skillcore.skills.manifest import SkillManifest
+from skillcore.skills.registries import Skills
 
 
 class CatalogEntry(Struct, frozen=True):
