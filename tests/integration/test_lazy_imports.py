@@ -101,3 +101,29 @@ def test_no_function_imports_boto3(logical_id: str) -> None:
     # Their clients are botocore's (skillcore/db/aws.py): boto3's import (its session, resources, s3transfer,
     # multiprocessing) was 10-15 ms of every cold start.
     assert loaded(handler_modules(logical_id), "boto3", "s3transfer", "multiprocessing") == []
+
+
+def test_rpc_loads_the_routes_contracts_and_no_feature_service() -> None:
+    # An Rpc instance answers whichever route comes first; each route's feature code comes with its first request
+    # (skillcore/lazy.py): the skills registry and the services behind the skills, automation, capabilities,
+    # background and memory routes are not loaded by the cold start.
+    modules = handler_modules("RpcFunction")
+    assert {"skillcore.api.routes_core", "skillcore.api.routes_skills", "skillcore.api.routes_capabilities",
+            "skillcore.api.views.skills", "skillcore.api.views.capabilities"} <= modules
+    assert loaded(modules, "skillcore.skills.builtin", "skillcore.automation.service", "skillcore.background.service",
+                  "skillcore.capabilities.service", "skillcore.capabilities.drafts", "skillcore.capabilities.catalog",
+                  "skillcore.policy.permissions", "skillcore.memory.service", "skillcore.conversations.agents") == []
+
+
+def test_chat_turn_builds_at_init_what_every_turn_uses() -> None:
+    # One route, the turn: its request model, the built-in skills, the executor and the model client are the
+    # cold start's, not the first turn's.
+    modules = handler_modules("ChatTurnFunction")
+    assert {"skillcore.api.requests.chat", "skillcore.skills.builtin", "skillcore.chat.service",
+            "skillcore.executor.assembly", "skillcore.model.bedrock", "skillcore.hosted.chat"} <= modules
+
+
+def test_hosted_builds_its_calls_collaborators_at_init() -> None:
+    # Both its groups work through the hosted calls' collaborators (the egress settings, the KMS key's client).
+    modules = handler_modules("HostedFunction")
+    assert {"skillcore.hosted.service", "skillcore.egress.settings", "skillcore.hosted.aws_kms"} <= modules

@@ -5,7 +5,8 @@
 - boto3 and botocore live only in db/ and the named AWS adapters (Bedrock, SQS, KMS);
 - no import cycle, between files or between the layer's folders.
 
-Every import counts, function-local ones too: a lazy import keeps a cold start light, it does not make a
+Every import counts, function-local ones too, and a module a route group's handlers load on first use
+(`lazy.module("skillcore.x")`, skillcore/lazy.py): a lazy import keeps a cold start light, it does not make a
 dependency run the other way.
 """
 
@@ -24,7 +25,7 @@ ABOVE_API = ("api/", "bootstrap.py")
 
 def imports_of(source: str) -> list[tuple[int, str]]:
     """(line, module) of every absolute import in `source`, at any depth; `from a import b` gives a and a.b
-    (b may be a module)."""
+    (b may be a module); `lazy.module("a.b")` gives a.b."""
     found: list[tuple[int, str]] = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
@@ -32,7 +33,31 @@ def imports_of(source: str) -> list[tuple[int, str]]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             found.append((node.lineno, node.module))
             found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names]
+        elif (lazy := lazy_module(node)) is not None:
+            found.append((node.lineno, lazy))
     return found
+
+
+def lazy_module(node: ast.AST) -> str | None:
+    """The module named by a `lazy.module("...")` call, else None."""
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "module"
+            and isinstance(node.func.value, ast.Name) and node.func.value.id == "lazy"
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+        return node.args[0].value
+    return None
+
+
+def type_checking_imports(tree: ast.Module) -> dict[str, str]:
+    """Name -> the module it binds, for each `import` under a module-level `if TYPE_CHECKING:`."""
+    bound: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for statement in node.body:
+                if isinstance(statement, ast.ImportFrom) and statement.level == 0 and statement.module:
+                    bound |= {a.asname or a.name: f"{statement.module}.{a.name}" for a in statement.names}
+                elif isinstance(statement, ast.Import):
+                    bound |= {a.asname or a.name: a.name for a in statement.names if a.asname}
+    return bound
 
 
 def layer_modules() -> dict[str, Path]:
@@ -117,6 +142,15 @@ def test_the_finder_sees_every_form_of_import() -> None:
         "boto3", "botocore.exceptions", "botocore.session", "boto3.dynamodb.types"}
 
 
+def test_the_finder_sees_a_module_loaded_on_first_use() -> None:
+    source = ('if TYPE_CHECKING:\n    from skillcore.automation import service as automation\n'
+              'else:\n    automation = lazy.module("skillcore.automation.service")\n'
+              'other = importlib.import_module(name)\n')
+    assert [m for _, m in imports_of(source)] == [
+        "skillcore.automation", "skillcore.automation.service", "skillcore.automation.service"]
+    assert type_checking_imports(ast.parse(source)) == {"automation": "skillcore.automation.service"}
+
+
 def test_the_cycle_finder_finds_a_loop_and_nothing_else() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": {"c"}}) == []
@@ -169,3 +203,21 @@ def test_no_import_cycle_between_the_layers_folders() -> None:
     for src, targets in layer_graph().items():
         folders[room(src)] |= {room(dst) for dst in targets if room(dst) != room(src)}
     assert cycles(folders) == [], "folders that import each other (a feature's code sits on the wrong floor)"
+
+
+def test_a_module_loaded_on_first_use_is_one_the_type_checker_sees_under_the_same_name() -> None:
+    # `x = lazy.module("skillcore.a.b")` is typed Any: its TYPE_CHECKING twin `from skillcore.a import b as x`
+    # gives mypy the real module, so a misspelt attribute fails the lint, not a request.
+    modules = layer_modules()
+    offenders, uses = [], 0
+    for path in modules.values():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        declared = type_checking_imports(tree)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and (target := lazy_module(node.value)) is not None:
+                uses += 1
+                names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if target not in modules or any(declared.get(name) != target for name in names) or not names:
+                    offenders.append(f"skillcore/{path.relative_to(LAYER).as_posix()}:{node.lineno} {names} = {target}")
+    assert uses >= 10, "the route groups load their services on first use"
+    assert offenders == [], "\n".join(offenders)

@@ -412,7 +412,11 @@ class Root:
         return HostedRouteDeps(hosted=self.hosted, clock=self.clock)
 
     def deps_of(self, group: str) -> Any:
-        return getattr(self, GROUP_DEPS[group])
+        """The group's collaborators, built by the first request that reads them: a cold start builds none,
+        and an instance that only ever answers GET /rpc/agents never builds the skills registry."""
+        from skillcore import lazy
+
+        return lazy.value(lambda: getattr(self, GROUP_DEPS[group]))
 
 
 # ---------------------------------------------------------------------------------------------- the functions
@@ -465,9 +469,14 @@ def catalog() -> HttpFunction:
 
 
 def chat_turn() -> HttpFunction:
-    """ChatTurnFunction. What every turn uses is built at init, not by the first turn: the model and its client,
-    the hosted branch and the executor's assembly."""
+    """ChatTurnFunction. What every turn uses is built at init, not by the first turn: the route's request model
+    and collaborators, the built-in skills, the model and its client, the hosted branch and the executor's
+    assembly."""
     function = http_function("ChatTurnFunction")
+    for route in function.routes.operations:
+        route.body_model()
+    function.root.chat_routes  # noqa: B018
+    function.root.skills  # noqa: B018
     function.root.chat_model  # noqa: B018
     function.root.hosted_branch  # noqa: B018
     importlib.import_module("skillcore.executor.assembly")
@@ -475,7 +484,11 @@ def chat_turn() -> HttpFunction:
 
 
 def hosted() -> HttpFunction:
-    return http_function("HostedFunction")
+    """HostedFunction. Both its groups (the approvals, the endpoints) work through the hosted calls' collaborators
+    and their KMS client: built at init, not by the first request."""
+    function = http_function("HostedFunction")
+    function.root.hosted  # noqa: B018
+    return function
 
 
 def mcp() -> McpFunction:

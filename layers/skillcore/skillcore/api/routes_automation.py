@@ -4,19 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from skillcore import lazy
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.requests import Paging
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.views import Page
 from skillcore.api.views import jobs as views
-from skillcore.automation import service as automation
-from skillcore.automation import store
 from skillcore.automation.models import AutomationConfig, AutomationStatus
 from skillcore.errors import ValidationFailed
 
 if TYPE_CHECKING:
     from skillcore.api.requests.automation import CreateAutomationJob, PatchAutomationJob
+    from skillcore.automation import service as automation
+    from skillcore.automation import store
+else:  # each loaded by the first request that calls it (skillcore/lazy.py)
+    automation = lazy.module("skillcore.automation.service")
+    store = lazy.module("skillcore.automation.store")
 
 # Defined by the first request that needs them: a cold start defines none of these classes.
 request = request_models("skillcore.api.requests.automation")

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from skillcore import lazy
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.routes_skills import SkillDeps
 from skillcore.api.views import Page
 from skillcore.api.views import jobs as views
-from skillcore.background import job_store
-from skillcore.background import service as background
 
 if TYPE_CHECKING:
     from skillcore.api.requests.background import CreateBackgroundJob, JobQuery
+    from skillcore.background import job_store
+    from skillcore.background import service as background
+else:  # each loaded by the first request that calls it (skillcore/lazy.py)
+    job_store = lazy.module("skillcore.background.job_store")
+    background = lazy.module("skillcore.background.service")
 
 # Defined by the first request that needs them: a cold start defines none of these classes.
 request = request_models("skillcore.api.requests.background")

@@ -12,16 +12,12 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
+from skillcore import lazy
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, ModelRef, Routes, request_models
 from skillcore.api.requests import Paging
 from skillcore.api.views import Page
 from skillcore.api.views import capabilities as views
-from skillcore.capabilities import catalog, drafts, service
-from skillcore.capabilities.catalog import CatalogDeps
-from skillcore.capabilities.drafts import DraftDeps
-from skillcore.capabilities.service import CapabilityDeps
-from skillcore.clock import Clock
 from skillcore.db import paging
 from skillcore.limits.models import RateClass
 
@@ -38,7 +34,16 @@ if TYPE_CHECKING:
         UpdateUserCapability,
         UserCapabilityQuery,
     )
+    from skillcore.capabilities import catalog, drafts, service
+    from skillcore.capabilities.catalog import CatalogDeps
+    from skillcore.capabilities.drafts import DraftDeps
+    from skillcore.capabilities.service import CapabilityDeps
     from skillcore.capabilities.structure import CreateUserCapability
+    from skillcore.clock import Clock
+else:  # each loaded by the first request that calls it (skillcore/lazy.py)
+    catalog = lazy.module("skillcore.capabilities.catalog")
+    drafts = lazy.module("skillcore.capabilities.drafts")
+    service = lazy.module("skillcore.capabilities.service")
 
 # Defined by the first request that needs them: a cold start defines none of these classes.
 request = request_models("skillcore.api.requests.capabilities")

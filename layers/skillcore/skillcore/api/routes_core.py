@@ -6,21 +6,15 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
-from skillcore import VERSION
+from skillcore import VERSION, lazy
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes, request_models
 from skillcore.api.requests import Paging
 from skillcore.api.views import Page, time
 from skillcore.api.views import core as views
 from skillcore.api.views.core import Limits
-from skillcore.clock import Clock
-from skillcore.conversations import agent_store, agents, conversation_store, profile
-from skillcore.conversations.profile import ProfileDeps
-from skillcore.db.dynamo import Db
 from skillcore.errors import NotFound
 from skillcore.limits.models import RateClass, day_of, resets_at
-from skillcore.limits.service import Limiter
-from skillcore.memory import service as memories
 
 if TYPE_CHECKING:
     from skillcore.api.requests.core import (
@@ -31,6 +25,18 @@ if TYPE_CHECKING:
         MemoryQuery,
         PutProfile,
     )
+    from skillcore.clock import Clock
+    from skillcore.conversations import agent_store, agents, conversation_store, profile
+    from skillcore.conversations.profile import ProfileDeps
+    from skillcore.db.dynamo import Db
+    from skillcore.limits.service import Limiter
+    from skillcore.memory import service as memories
+else:  # each loaded by the first request that calls it (skillcore/lazy.py)
+    agent_store = lazy.module("skillcore.conversations.agent_store")
+    agents = lazy.module("skillcore.conversations.agents")
+    conversation_store = lazy.module("skillcore.conversations.conversation_store")
+    profile = lazy.module("skillcore.conversations.profile")
+    memories = lazy.module("skillcore.memory.service")
 
 # Defined by the first request that needs them: a cold start defines none of these classes.
 request = request_models("skillcore.api.requests.core")

@@ -7,21 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
+from skillcore import lazy
 from skillcore.api import errors as e
 from skillcore.api.app import Caller, Routes, request_models, require_person
 from skillcore.api.requests import Paging
 from skillcore.api.views import Page
 from skillcore.api.views import chat as run_views
 from skillcore.api.views import skills as views
-from skillcore.clock import Clock
-from skillcore.conversations import run_store
 from skillcore.db import paging
-from skillcore.db.dynamo import Db
-from skillcore.policy import audit_store, grant_store, permissions
-from skillcore.policy import skills as skill_service
-from skillcore.policy.grants import GrantScope
 from skillcore.skills.manifest import RiskLevel, SkillManifest
-from skillcore.skills.registries import Skills
 
 if TYPE_CHECKING:
     from skillcore.api.requests.skills import (
@@ -30,6 +24,19 @@ if TYPE_CHECKING:
         PatchPermission,
         PatchSkill,
     )
+    from skillcore.clock import Clock
+    from skillcore.conversations import run_store
+    from skillcore.db.dynamo import Db
+    from skillcore.policy import audit_store, grant_store, grants, permissions
+    from skillcore.policy import skills as skill_service
+    from skillcore.skills.registries import Skills
+else:  # each loaded by the first request that calls it (skillcore/lazy.py)
+    run_store = lazy.module("skillcore.conversations.run_store")
+    audit_store = lazy.module("skillcore.policy.audit_store")
+    grant_store = lazy.module("skillcore.policy.grant_store")
+    permissions = lazy.module("skillcore.policy.permissions")
+    skill_service = lazy.module("skillcore.policy.skills")
+    grants = lazy.module("skillcore.policy.grants")
 
 # Defined by the first request that needs them: a cold start defines none of these classes.
 request = request_models("skillcore.api.requests.skills")
@@ -96,7 +103,7 @@ def register(routes: Routes, deps: SkillDeps) -> None:
             require_person(caller, recent=True)  # granting L3 or above: a recent sign-in too
         from skillcore.api.requests.skills import AgentScope  # loaded with the body's model, just before
 
-        scope = GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else GrantScope.user()
+        scope = grants.GrantScope.agent(body.scope.agent_id) if isinstance(body.scope, AgentScope) else grants.GrantScope.user()
         lookup = deps.endpoint_tools
         grant = permissions.set_permission(
             deps.db, deps.skills, caller.user_id, skill_id=body.skill_id, code=body.permission_code, scope=scope,

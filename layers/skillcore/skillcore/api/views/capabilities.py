@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from skillcore import lazy
 from skillcore.api.views import Body, Time, time
-from skillcore.capabilities import catalog, models
+from skillcore.capabilities import models
 from skillcore.capabilities.defences import schema_subset
 from skillcore.capabilities.models import CapabilityStatus, DraftStatus, GapKind
 from skillcore.capabilities.protocol import PROTOCOL_TOOL
+
+if TYPE_CHECKING:
+    from skillcore.capabilities import catalog
+else:  # the catalog's service; a catalog answer has loaded it before its view runs (skillcore/lazy.py)
+    catalog = lazy.module("skillcore.capabilities.catalog")
 
 
 # Tagged by `kind`, as the request's steps are.
