@@ -5,11 +5,11 @@ Not boto3: its import (its session, resources, s3transfer, multiprocessing) is a
 of every cold start, and the layer uses none of it: only low-level clients.
 
 Nor botocore's own service-name check as it stands: before loading a model, its loader lists every service it has
-data for (`Loader.list_available_services`: a directory listing and a stat for each of some 420 services, once
+data for (`Loader.list_available_services`: a directory listing and a stat for each of some 445 services, once
 for the service model and once for the endpoint rules), only to ask whether one name is among them. That was
-about 10 ms of every cold start. `_Loader` answers the same question from the one service's own directory, and
-lists them all only where a caller reads the list (botocore's error for an unknown service names them); botocore
-itself proposes the change upstream (boto/botocore#3687).
+about 10 ms of every cold start. The session's loader here (`_new_session`) answers the same question from the
+one service's own directory, and lists them all only where a caller reads the list (botocore's error for an
+unknown service names them); botocore itself proposes the change upstream (boto/botocore#3687).
 """
 
 from __future__ import annotations
